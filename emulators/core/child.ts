@@ -1,0 +1,76 @@
+/**
+ * Entry point of a component's own process. The launcher forks this file, sends `start` over IPC,
+ * and from then on relays clock moves, health checks, control actions and `stop`.
+ */
+import { loadEmulator } from '../registry.ts';
+import { StackClock } from './clock.ts';
+import type { RunningEmulator } from './emulator.ts';
+import type { FromComponent, ToComponent } from './ipc.ts';
+import { loadTopology } from './topology.ts';
+
+const send = (message: FromComponent) => process.send?.(message);
+const clock = new StackClock();
+let running: RunningEmulator | undefined;
+let stopping = false;
+
+async function stop(code: number): Promise<never> {
+  if (!stopping) {
+    stopping = true;
+    await running?.stop().catch((error: Error) => console.error(`stop failed: ${error.message}`));
+    send({ type: 'stopped' });
+  }
+  process.exit(code);
+}
+
+async function reply(id: number, work: () => Promise<unknown>) {
+  try {
+    send({ type: 'reply', id, ok: true, result: await work() });
+  } catch (error) {
+    send({ type: 'reply', id, ok: false, message: (error as Error).message });
+  }
+}
+
+process.on('message', async (message: ToComponent) => {
+  switch (message.type) {
+    case 'start':
+      try {
+        clock.replaceShifts(message.shifts);
+        const emulator = await loadEmulator(message.name);
+        const options = emulator.options.parse(message.options);
+        running = await emulator.start(options, {
+          stateDir: message.stateDir,
+          tls: message.tls,
+          secrets: message.secrets,
+          topology: loadTopology(),
+          clock,
+          log: (line) => console.log(line),
+        });
+        send({ type: 'ready', endpoints: running.endpoints });
+      } catch (error) {
+        send({ type: 'failed', message: (error as Error).message });
+        await stop(1);
+      }
+      break;
+    case 'clock':
+      clock.replaceShifts(message.shifts);
+      await reply(message.id, async () => undefined);
+      break;
+    case 'health':
+      await reply(message.id, async () => running?.health());
+      break;
+    case 'action':
+      await reply(message.id, async () => {
+        const action = running?.actions?.[message.action];
+        if (!action) throw new Error(`no action ${message.action}`);
+        return action(message.input);
+      });
+      break;
+    case 'stop':
+      await stop(0);
+  }
+});
+
+// The launcher went away (even by SIGKILL): never outlive it.
+process.on('disconnect', () => void stop(0));
+process.on('SIGINT', () => void stop(0));
+process.on('SIGTERM', () => void stop(0));

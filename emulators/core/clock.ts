@@ -1,0 +1,88 @@
+import { EventEmitter } from 'node:events';
+
+/**
+ * The stack clock: real time plus an offset that only ever grows (the launcher moves it forward).
+ * Every component reads time here so timers, retention and lifecycle rules can be tested without waiting.
+ * The history of offsets is kept so that a real timestamp written by a store that cannot read this clock
+ * (Azurite's Last-Modified) maps back to the stack time it happened at.
+ */
+export interface ClockShift {
+  /** Real time (ms since epoch) from which `offsetMs` applies. */
+  since: number;
+  offsetMs: number;
+}
+
+export class StackClock extends EventEmitter<{ change: [] }> {
+  #shifts: ClockShift[];
+
+  constructor(shifts: ClockShift[] = []) {
+    super();
+    this.#shifts = [...shifts];
+  }
+
+  /** Stack time in ms since the epoch. */
+  now(): number {
+    return Date.now() + this.offsetMs;
+  }
+
+  date(): Date {
+    return new Date(this.now());
+  }
+
+  get offsetMs(): number {
+    return this.#shifts.at(-1)?.offsetMs ?? 0;
+  }
+
+  get shifts(): readonly ClockShift[] {
+    return this.#shifts;
+  }
+
+  /** The stack time at which something that happened at real time `realMs` happened. */
+  toStackTime(realMs: number): number {
+    let offset = 0;
+    for (const shift of this.#shifts) {
+      if (shift.since > realMs) break;
+      offset = shift.offsetMs;
+    }
+    return realMs + offset;
+  }
+
+  /** Moves the clock forward by `ms` (never backward). */
+  advance(ms: number): void {
+    if (!Number.isFinite(ms) || ms < 0) throw new RangeError('the stack clock only moves forward');
+    this.replaceShifts([...this.#shifts, { since: Date.now(), offsetMs: this.offsetMs + ms }]);
+  }
+
+  /** Adopts the launcher's history (child processes receive it over IPC). */
+  replaceShifts(shifts: readonly ClockShift[]): void {
+    this.#shifts = [...shifts];
+    this.emit('change');
+  }
+
+  /**
+   * Calls `fn` when stack time reaches `at`, whether real time gets there or the clock is moved.
+   * Returns a function that cancels it.
+   */
+  at(at: number, fn: () => void): () => void {
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => {
+      clearTimeout(timer);
+      const wait = at - this.now();
+      if (wait <= 0) {
+        cancel();
+        fn();
+        return;
+      }
+      // setTimeout cannot wait longer than ~24.8 days; re-arm in steps.
+      timer = setTimeout(arm, Math.min(wait, 2 ** 31 - 1));
+      timer.unref();
+    };
+    const cancel = () => {
+      clearTimeout(timer);
+      this.off('change', arm);
+    };
+    this.on('change', arm);
+    arm();
+    return cancel;
+  }
+}

@@ -1,0 +1,45 @@
+import type { z } from 'zod';
+import type { TlsMaterial } from './ca.ts';
+import type { StackClock } from './clock.ts';
+import type { StackSecrets } from './secrets.ts';
+import type { Topology } from './topology.ts';
+
+/**
+ * What every emulated service is given at start. Everything here is shared by the whole stack;
+ * what is particular to one service travels in its options.
+ */
+export interface EmulatorContext {
+  /** Folder for the service's persisted state, or undefined in in-memory mode (nothing persisted). */
+  stateDir: string | undefined;
+  tls: TlsMaterial;
+  clock: StackClock;
+  topology: Topology;
+  secrets: StackSecrets;
+  /** A line for the service's log (the launcher prefixes, colours and files it). */
+  log(message: string): void;
+}
+
+/** A started service. */
+export interface RunningEmulator {
+  /** Named addresses the service answers on (e.g. `{ blob: 'http://127.0.0.1:10000/devstoreaccount1' }`). */
+  endpoints: Record<string, string>;
+  /** Resolves when the service answers on the wire; rejects with the reason otherwise. */
+  health(): Promise<void>;
+  stop(): Promise<void>;
+  /** Operations the launcher's control API may invoke (`POST /components/<name>/<action>`). */
+  actions?: Record<string, (input: unknown) => Promise<unknown>>;
+}
+
+/**
+ * One emulated service: a name, an options schema checked at start, and `start`. Each lives in
+ * `emulators/<name>/index.ts` as its default export and is listed once in `emulators/registry.ts`.
+ */
+export interface Emulator<Schema extends z.ZodType = z.ZodType> {
+  name: string;
+  options: Schema;
+  start(options: z.output<Schema>, context: EmulatorContext): Promise<RunningEmulator>;
+}
+
+export function defineEmulator<Schema extends z.ZodType>(emulator: Emulator<Schema>): Emulator<Schema> {
+  return emulator;
+}

@@ -1,0 +1,26 @@
+import type { TlsMaterial } from './ca.ts';
+import type { ClockShift } from './clock.ts';
+import type { StackSecrets } from './secrets.ts';
+
+/** Messages between the launcher and a component's process (Node's IPC channel, JSON). */
+export type ToComponent =
+  | {
+      type: 'start';
+      name: string;
+      options: unknown;
+      stateDir: string | undefined;
+      tls: TlsMaterial;
+      secrets: StackSecrets;
+      shifts: ClockShift[];
+    }
+  | { type: 'clock'; id: number; shifts: ClockShift[] }
+  | { type: 'health'; id: number }
+  | { type: 'action'; id: number; action: string; input: unknown }
+  | { type: 'stop' };
+
+export type FromComponent =
+  | { type: 'ready'; endpoints: Record<string, string> }
+  | { type: 'failed'; message: string }
+  | { type: 'reply'; id: number; ok: true; result?: unknown }
+  | { type: 'reply'; id: number; ok: false; message: string }
+  | { type: 'stopped' };
