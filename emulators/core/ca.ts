@@ -1,6 +1,8 @@
 import { webcrypto } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+// @peculiar/x509 resolves its ASN.1 schemas through tsyringe, which needs the reflect polyfill.
+import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { readJsonIfExists, writeFileAtomic } from './files.ts';
 

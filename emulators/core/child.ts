@@ -44,6 +44,10 @@ process.on('message', async (message: ToComponent) => {
           topology: loadTopology(),
           clock,
           log: (line) => console.log(line),
+          crash: (reason) => {
+            console.error(`crashed: ${reason}`);
+            void stop(1);
+          },
         });
         send({ type: 'ready', endpoints: running.endpoints });
       } catch (error) {

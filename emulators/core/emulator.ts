@@ -17,6 +17,8 @@ export interface EmulatorContext {
   secrets: StackSecrets;
   /** A line for the service's log (the launcher prefixes, colours and files it). */
   log(message: string): void;
+  /** The service can no longer serve (e.g. a process it depends on died): its process exits, the launcher restarts it. */
+  crash(reason: string): void;
 }
 
 /** A started service. */

@@ -29,6 +29,9 @@ export async function testContext(dataDir: string, opts: { inMemory?: boolean } 
     topology,
     clock: new StackClock(),
     log: () => {},
+    crash: (reason) => {
+      throw new Error(`component crashed: ${reason}`);
+    },
   };
 }
 

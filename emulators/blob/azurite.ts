@@ -1,0 +1,64 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { PortInUseError } from '../core/http.ts';
+
+export const ACCOUNT = 'devstoreaccount1';
+const azuriteBlobMain = createRequire(import.meta.url).resolve('azurite/dist/src/blob/main.js');
+
+export interface AzuriteOptions {
+  port: number;
+  /** Folder for Azurite's data; undefined keeps everything in memory. */
+  location: string | undefined;
+  accountKey: string;
+  onLine(line: string): void;
+}
+
+/**
+ * Starts Azurite's blob service as a child process and resolves with the port once it listens.
+ * The account key is ours (AZURITE_ACCOUNTS) rather than Azurite's published well-known key.
+ */
+export function startAzurite(options: AzuriteOptions): Promise<{ child: ChildProcess; port: number }> {
+  const args = [
+    azuriteBlobMain,
+    '--blobHost',
+    '127.0.0.1',
+    '--blobPort',
+    String(options.port),
+    // Current SDKs send a newer x-ms-version than Azurite knows.
+    '--skipApiVersionCheck',
+    '--loose',
+    '--disableTelemetry',
+    '--silent',
+    ...(options.location ? ['--location', options.location] : ['--inMemoryPersistence']),
+  ];
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, AZURITE_ACCOUNTS: `${ACCOUNT}:${options.accountKey}` },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      for (const line of chunk.toString().split('\n').filter(Boolean)) {
+        options.onLine(line);
+        output += `${line}\n`;
+        const listening = /successfully listens on http:\/\/[^:]+:(\d+)/.exec(line);
+        if (listening) resolve({ child, port: Number(listening[1]) });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      reject(/EADDRINUSE/.test(output) ? new PortInUseError(options.port) : new Error(`Azurite exited (${code}): ${output.trim()}`)),
+    );
+  });
+}
+
+/** Stops Azurite and waits for it to be gone. */
+export function stopAzurite(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}

@@ -1,0 +1,70 @@
+import { join } from 'node:path';
+import { BlobServiceClient } from '@azure/storage-blob';
+import { z } from 'zod';
+import { defineEmulator } from '../core/emulator.ts';
+import { readJsonIfExists, writeFileAtomic } from '../core/files.ts';
+import { ACCOUNT, startAzurite, stopAzurite } from './azurite.ts';
+import { LIFECYCLE_PERIOD_MS, type LifecycleReport, runLifecycle } from './lifecycle.ts';
+
+/** The connection string apps are given for this account (the form Azure's portal shows, plus BlobEndpoint). */
+export function blobConnectionString(blobEndpoint: string, accountKey: string): string {
+  return `DefaultEndpointsProtocol=http;AccountName=${ACCOUNT};AccountKey=${accountKey};BlobEndpoint=${blobEndpoint};`;
+}
+
+/**
+ * Blob storage: Azurite's blob service, plus the lifecycle management policy Azurite lacks,
+ * run daily on the stack clock and on demand (action `runLifecycle`).
+ */
+export default defineEmulator({
+  name: 'blob',
+  options: z.object({ port: z.number().int().min(0).max(65535) }),
+  async start(options, context) {
+    const { child, port } = await startAzurite({
+      port: options.port,
+      location: context.stateDir && join(context.stateDir, 'azurite'),
+      accountKey: context.secrets.storageKey,
+      onLine: context.log,
+    });
+    const blob = `http://127.0.0.1:${port}/${ACCOUNT}`;
+    const connectionString = blobConnectionString(blob, context.secrets.storageKey);
+    const service = BlobServiceClient.fromConnectionString(connectionString);
+    const rules = context.topology.storage.managementPolicy.policy.rules;
+
+    // Azure runs lifecycle policies about once a day; remember the last run so restarts keep the rhythm.
+    const lastRunPath = context.stateDir && join(context.stateDir, 'lifecycle.json');
+    let last = (lastRunPath && readJsonIfExists<LifecycleReport>(lastRunPath)) || undefined;
+    let cancelSchedule = () => {};
+    const run = async () => {
+      last = await runLifecycle(service, rules, context.clock);
+      if (lastRunPath) writeFileAtomic(lastRunPath, JSON.stringify(last));
+      if (last.deleted.length) context.log(`lifecycle: deleted ${last.deleted.join(', ')}`);
+      return last;
+    };
+    const schedule = () => {
+      const next = (last ? Date.parse(last.ranAt) : context.clock.now()) + LIFECYCLE_PERIOD_MS;
+      cancelSchedule = context.clock.at(next, () =>
+        run()
+          .catch((error: Error) => context.log(`lifecycle run failed: ${error.message}`))
+          .finally(schedule),
+      );
+    };
+    schedule();
+
+    // A store that vanishes under us is a crash: let the launcher see it and restart the component.
+    const onExit = (code: number | null) => context.crash(`Azurite exited unexpectedly (${code})`);
+    child.once('exit', onExit);
+
+    return {
+      endpoints: { blob, connectionString },
+      async health() {
+        await service.getProperties();
+      },
+      async stop() {
+        cancelSchedule();
+        child.off('exit', onExit);
+        await stopAzurite(child);
+      },
+      actions: { runLifecycle: run },
+    };
+  },
+});
