@@ -1,0 +1,116 @@
+/**
+ * Checks bearer tokens issued by the identity emulator. Other emulators (vault, Cosmos) import this to
+ * learn who is calling; they decide themselves what that caller may do.
+ */
+import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors, jwtVerify } from 'jose';
+import type { StackClock } from '../core/clock.ts';
+
+export type TokenErrorReason =
+  | 'missing'
+  | 'malformed'
+  | 'signature'
+  | 'expired'
+  | 'not-yet-valid'
+  | 'issuer'
+  | 'audience'
+  /** The JWKS could not be fetched: the identity emulator is down or unreachable. */
+  | 'unavailable';
+
+export class TokenError extends Error {
+  constructor(
+    readonly reason: TokenErrorReason,
+    message: string,
+    /** The offending claim's value (issuer or audience) when the reason is `issuer` or `audience`. */
+    readonly found?: string,
+  ) {
+    super(message);
+    this.name = 'TokenError';
+  }
+}
+
+export interface VerifiedCaller {
+  /** The `oid` claim: the identity's object (principal) id, what access policies name. */
+  principalId: string;
+  tenantId: string;
+  /** The `appid`/`azp` claim. */
+  clientId: string;
+}
+
+export interface TokenVerifier {
+  /**
+   * Verifies an Authorization header value (`Bearer <jwt>` or the bare JWT) against the identity
+   * emulator's keys, its issuer, one of `audiences`, and the stack clock. Throws a TokenError.
+   */
+  verify(authorization: string | undefined, audiences: string[]): Promise<VerifiedCaller>;
+}
+
+/** Entra ID's validators allow five minutes of clock skew; so do we. */
+const CLOCK_SKEW_SECONDS = 300;
+
+export function createTokenVerifier(options: {
+  issuer: string;
+  jwksUri: string;
+  clock: StackClock;
+}): TokenVerifier {
+  const jwks = createRemoteJWKSet(new URL(options.jwksUri));
+  return {
+    async verify(authorization, audiences) {
+      const token = authorization?.trim().replace(/^Bearer\s+/i, '');
+      if (!token) throw new TokenError('missing', 'no bearer token');
+      try {
+        // Decoding first tells a malformed token apart from a failure to fetch the keys.
+        decodeProtectedHeader(token);
+        decodeJwt(token);
+      } catch {
+        throw new TokenError('malformed', 'token is not a well-formed JWT');
+      }
+      try {
+        const { payload } = await jwtVerify(token, jwks, {
+          issuer: options.issuer,
+          audience: audiences,
+          algorithms: ['RS256'],
+          currentDate: options.clock.date(),
+          clockTolerance: CLOCK_SKEW_SECONDS,
+          requiredClaims: ['exp', 'oid', 'tid'],
+        });
+        const clientId = payload.appid ?? payload.azp;
+        if (
+          typeof payload.oid !== 'string' ||
+          typeof payload.tid !== 'string' ||
+          typeof clientId !== 'string'
+        ) {
+          throw new TokenError('malformed', 'token lacks oid, tid or appid');
+        }
+        return { principalId: payload.oid, tenantId: payload.tid, clientId };
+      } catch (error) {
+        throw toTokenError(error);
+      }
+    },
+  };
+}
+
+function toTokenError(error: unknown): TokenError {
+  if (error instanceof TokenError) return error;
+  if (error instanceof errors.JWTExpired) return new TokenError('expired', 'token is expired');
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    const found = error.payload[error.claim];
+    const shown = Array.isArray(found) ? found.join(', ') : String(found);
+    if (error.claim === 'aud') return new TokenError('audience', `invalid audience ${shown}`, shown);
+    if (error.claim === 'iss') return new TokenError('issuer', `invalid issuer ${shown}`, shown);
+    if (error.claim === 'nbf' || error.claim === 'iat')
+      return new TokenError('not-yet-valid', 'token is not yet valid');
+    return new TokenError('malformed', error.message);
+  }
+  if (
+    error instanceof errors.JWSSignatureVerificationFailed ||
+    error instanceof errors.JWKSNoMatchingKey ||
+    error instanceof errors.JOSEAlgNotAllowed
+  ) {
+    return new TokenError('signature', 'token signature is not valid');
+  }
+  if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid) {
+    return new TokenError('malformed', 'token is not a well-formed JWT');
+  }
+  // What is left is the key set itself: fetch failed, timed out, or answered something else than a JWKS.
+  return new TokenError('unavailable', 'the identity provider keys could not be fetched');
+}
