@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 
 export const LOOPBACK = '127.0.0.1';
 
@@ -59,3 +60,30 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 
 /** Largest request header block any emulator accepts (Node's default is 16 KiB; Azure front ends allow more). */
 export const MAX_HEADER_SIZE = 64 * 1024;
+
+/** What HTTP.sys, in front of Azure's HTTPS services, answers when the request headers are too large. */
+const HEADERS_TOO_LONG =
+  '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01//EN""http://www.w3.org/TR/html4/strict.dtd">\r\n' +
+  '<HTML><HEAD><TITLE>Bad Request</TITLE>\r\n' +
+  '<META HTTP-EQUIV="Content-Type" Content="text/html; charset=us-ascii"></HEAD>\r\n' +
+  '<BODY><h2>Bad Request - Request Too Long</h2>\r\n' +
+  '<hr><p>HTTP Error 400. The size of the request headers is too long.</p>\r\n' +
+  '</BODY></HTML>\r\n';
+
+/**
+ * Answers requests Node cannot parse (headers beyond MAX_HEADER_SIZE, malformed request lines) the way
+ * Azure's front end does, instead of Node's bare 431/400, then closes the connection.
+ */
+export function answerClientErrors(server: Server): void {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const body = error.code === 'HPE_HEADER_OVERFLOW' ? HEADERS_TOO_LONG : '';
+    socket.end(
+      `HTTP/1.1 400 Bad Request\r\nContent-Type: text/html; charset=us-ascii\r\nConnection: close\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  });
+}

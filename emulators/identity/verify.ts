@@ -55,7 +55,7 @@ export function createTokenVerifier(options: {
   const jwks = createRemoteJWKSet(new URL(options.jwksUri));
   return {
     async verify(authorization, audiences) {
-      const token = authorization?.trim().replace(/^Bearer\s+/i, '');
+      const token = authorization?.trim().replace(/^Bearer(\s+|$)/i, '');
       if (!token) throw new TokenError('missing', 'no bearer token');
       try {
         // Decoding first tells a malformed token apart from a failure to fetch the keys.

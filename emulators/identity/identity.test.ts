@@ -1,0 +1,212 @@
+import { request } from 'node:https';
+import { DefaultAzureCredential, ManagedIdentityCredential } from '@azure/identity';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { EmulatorContext, RunningEmulator } from '../core/emulator.ts';
+import type { IdentitySecrets } from '../core/secrets.ts';
+import { startEmulator, testContext, testDataDir } from '../core/testing.ts';
+import identity from './index.ts';
+
+const data = testDataDir();
+let context: EmulatorContext;
+let running: RunningEmulator;
+const savedEnv = { endpoint: process.env.IDENTITY_ENDPOINT, header: process.env.IDENTITY_HEADER };
+
+/** Managed-identity settings as App Service gives them to an app; read when a credential is built. */
+function actAs(app: string) {
+  const secrets = context.secrets.identities[app];
+  if (!secrets) throw new Error(`no identity ${app}`);
+  process.env.IDENTITY_ENDPOINT = running.endpoints.identityEndpoint;
+  process.env.IDENTITY_HEADER = secrets.header;
+  return secrets;
+}
+
+beforeAll(async () => {
+  context = await testContext(data.dir, { inMemory: true });
+  running = await startEmulator(identity, { port: 0 }, context);
+});
+afterEach(() => {
+  for (const [name, value] of [
+    ['IDENTITY_ENDPOINT', savedEnv.endpoint],
+    ['IDENTITY_HEADER', savedEnv.header],
+  ] as const) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+});
+afterAll(async () => {
+  await running?.stop();
+  data.remove();
+});
+
+describe('identity emulator', () => {
+  it('reports its endpoints on 127.0.0.1 and answers its health check', async () => {
+    const { authority, issuer, jwksUri, identityEndpoint } = running.endpoints;
+    expect(authority).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    expect(issuer).toBe(`${authority}/${context.secrets.tenantId}/v2.0`);
+    expect(jwksUri).toBe(`${authority}/${context.secrets.tenantId}/discovery/v2.0/keys`);
+    expect(identityEndpoint).toBe(`${authority}/msi/token`);
+    await running.health();
+  });
+
+  // MSAL fixes the managed-identity source (endpoint and header) once per process, as an app has one
+  // identity: the SDK speaks for functionApp here; webApp's token is fetched as the SDK would.
+  // identity-refused.test.ts runs the SDK with a wrong header in a process of its own.
+  it('issues functionApp a signed token through ManagedIdentityCredential', async () => {
+    const secrets = actAs('functionApp');
+    const before = Math.floor(context.clock.now() / 1000);
+    const token = await new ManagedIdentityCredential().getToken('https://vault.azure.net/.default');
+    expect(decodeProtectedHeader(token.token)).toMatchObject({
+      alg: 'RS256',
+      kid: context.secrets.signingKey.kid,
+    });
+    const claims = expectClaims(token.token, secrets, 'https://vault.azure.net');
+    expect(claims.iat).toBeGreaterThanOrEqual(before);
+    expect(Math.round(token.expiresOnTimestamp / 1000)).toBe(claims.exp);
+  });
+
+  it('issues webApp its own token', async () => {
+    const secrets = actAs('webApp');
+    const url = `${running.endpoints.identityEndpoint}?api-version=2019-08-01&resource=https://cosmos.azure.com`;
+    const response = await fetch(url, { headers: { 'X-IDENTITY-HEADER': secrets.header } });
+    expectClaims((await response.json()).access_token, secrets, 'https://cosmos.azure.com');
+  });
+
+  it('serves DefaultAzureCredential as App Service does', async () => {
+    const secrets = actAs('functionApp');
+    const token = await new DefaultAzureCredential().getToken('https://storage.azure.com/.default');
+    expect(decodeJwt(token.token)).toMatchObject({
+      aud: 'https://storage.azure.com',
+      oid: secrets.principalId,
+    });
+  });
+
+  it('answers the App Service token response shape', async () => {
+    const secrets = actAs('webApp');
+    const url = `${running.endpoints.identityEndpoint}?api-version=2019-08-01&resource=https://management.azure.com/`;
+    const response = await fetch(url, { headers: { 'X-IDENTITY-HEADER': secrets.header } });
+    expect(response.status).toBe(200);
+    const body = await response.json();
+    expect(Object.keys(body).sort()).toEqual([
+      'access_token',
+      'client_id',
+      'expires_on',
+      'resource',
+      'token_type',
+    ]);
+    expect(body).toMatchObject({
+      resource: 'https://management.azure.com/',
+      token_type: 'Bearer',
+      client_id: secrets.clientId,
+    });
+    expect(body.expires_on).toMatch(/^\d+$/);
+  });
+
+  it('refuses a missing or wrong X-IDENTITY-HEADER', async () => {
+    const url = `${running.endpoints.identityEndpoint}?api-version=2019-08-01&resource=https://vault.azure.net`;
+    for (const headers of [{}, { 'X-IDENTITY-HEADER': 'not-the-header' }]) {
+      const response = await fetch(url, { headers });
+      expect(response.status).toBe(401);
+      expect(await response.json()).toMatchObject({
+        statusCode: 401,
+        message: expect.stringContaining('X-IDENTITY-HEADER'),
+      });
+    }
+  });
+
+  it('refuses a wrong api-version, a missing resource and another identity', async () => {
+    const { header, clientId } = actAs('functionApp');
+    const base = running.endpoints.identityEndpoint;
+    const cases = [
+      `${base}?api-version=2017-09-01&resource=https://vault.azure.net`,
+      `${base}?api-version=2019-08-01`,
+      `${base}?api-version=2019-08-01&resource=https://vault.azure.net&client_id=${context.secrets.identities.webApp?.clientId}`,
+    ];
+    for (const url of cases) {
+      const response = await fetch(url, { headers: { 'X-IDENTITY-HEADER': header } });
+      expect(response.status).toBe(400);
+      expect((await response.json()).statusCode).toBe(400);
+    }
+    const own = await fetch(
+      `${base}?api-version=2019-08-01&resource=https://x.example&client_id=${clientId}`,
+      {
+        headers: { 'X-IDENTITY-HEADER': header },
+      },
+    );
+    expect(own.status).toBe(200);
+  });
+
+  it('publishes the OpenID configuration and the public signing key only', async () => {
+    const { authority, issuer, jwksUri } = running.endpoints;
+    const config = await (
+      await fetch(`${authority}/${context.secrets.tenantId}/v2.0/.well-known/openid-configuration`)
+    ).json();
+    expect(config).toMatchObject({
+      issuer,
+      jwks_uri: jwksUri,
+      id_token_signing_alg_values_supported: ['RS256'],
+    });
+    const jwks = await (await fetch(jwksUri)).json();
+    expect(jwks.keys).toHaveLength(1);
+    expect(jwks.keys[0]).toEqual({
+      kty: 'RSA',
+      n: context.secrets.signingKey.n,
+      e: context.secrets.signingKey.e,
+      kid: context.secrets.signingKey.kid,
+      alg: 'RS256',
+      use: 'sig',
+    });
+  });
+
+  it('answers bad requests with errors and keeps serving', async () => {
+    const { authority } = running.endpoints;
+    const unknownTenant = await fetch(`${authority}/not-a-tenant/v2.0/.well-known/openid-configuration`);
+    expect(unknownTenant.status).toBe(400);
+    expect(await unknownTenant.json()).toMatchObject({
+      error: 'invalid_tenant',
+      error_description: expect.stringMatching(/^AADSTS90002: Tenant 'not-a-tenant' not found\./),
+    });
+    const unknownPath = await fetch(`${authority}/${context.secrets.tenantId}/nothing`);
+    expect(unknownPath.status).toBe(404);
+    const post = await fetch(`${authority}/msi/token`, { method: 'POST', body: 'x' });
+    expect(post.status).toBe(405);
+    expect(await rawStatus(`${authority}/msi/token`, { 'x-big': 'a'.repeat(70 * 1024) })).toEqual({
+      status: 400,
+      body: expect.stringContaining('The size of the request headers is too long.'),
+    });
+    await running.health();
+  });
+});
+
+function expectClaims(token: string, secrets: IdentitySecrets, audience: string) {
+  const claims = decodeJwt(token);
+  expect(claims).toMatchObject({
+    aud: audience,
+    iss: running.endpoints.issuer,
+    oid: secrets.principalId,
+    sub: secrets.principalId,
+    tid: context.secrets.tenantId,
+    appid: secrets.clientId,
+    azp: secrets.clientId,
+    idtyp: 'app',
+  });
+  expect(claims.nbf).toBe(claims.iat);
+  expect(claims.exp).toBe((claims.iat ?? 0) + 24 * 3600);
+  return claims;
+}
+
+/** fetch refuses to send huge headers itself; node:https does send them. */
+function rawStatus(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers, maxHeaderSize: 128 * 1024 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}

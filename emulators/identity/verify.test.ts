@@ -1,0 +1,105 @@
+import { generateKeyPair, SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EmulatorContext, RunningEmulator } from '../core/emulator.ts';
+import { startEmulator, testContext, testDataDir } from '../core/testing.ts';
+import identity from './index.ts';
+import { createTokenVerifier, type TokenErrorReason, type TokenVerifier } from './verify.ts';
+
+const data = testDataDir();
+let context: EmulatorContext;
+let running: RunningEmulator;
+let verifier: TokenVerifier;
+
+/** A token as an app would get it from the managed-identity endpoint. */
+async function tokenFor(app: string, resource: string): Promise<string> {
+  const header = context.secrets.identities[app]?.header ?? '';
+  const url = `${running.endpoints.identityEndpoint}?api-version=2019-08-01&resource=${encodeURIComponent(resource)}`;
+  const response = await fetch(url, { headers: { 'X-IDENTITY-HEADER': header } });
+  return (await response.json()).access_token;
+}
+
+async function reasonOf(promise: Promise<unknown>): Promise<TokenErrorReason | 'accepted'> {
+  return promise.then(
+    () => 'accepted' as const,
+    (error: { reason: TokenErrorReason }) => error.reason,
+  );
+}
+
+beforeAll(async () => {
+  context = await testContext(data.dir, { inMemory: true });
+  running = await startEmulator(identity, { port: 0 }, context);
+  const { issuer, jwksUri } = running.endpoints;
+  verifier = createTokenVerifier({ issuer: issuer ?? '', jwksUri: jwksUri ?? '', clock: context.clock });
+});
+afterAll(async () => {
+  await running?.stop();
+  data.remove();
+});
+
+describe('createTokenVerifier', () => {
+  it('names the caller of a valid token, with or without the Bearer prefix', async () => {
+    const token = await tokenFor('webApp', 'https://vault.azure.net/.default');
+    const web = context.secrets.identities.webApp;
+    const expected = {
+      principalId: web?.principalId,
+      tenantId: context.secrets.tenantId,
+      clientId: web?.clientId,
+    };
+    expect(await verifier.verify(`Bearer ${token}`, ['https://vault.azure.net'])).toEqual(expected);
+    expect(await verifier.verify(token, ['https://other', 'https://vault.azure.net'])).toEqual(expected);
+  });
+
+  it('says why a token is refused', async () => {
+    const token = await tokenFor('functionApp', 'https://vault.azure.net');
+    const [head, body, signature] = token.split('.');
+    const flipped = `${signature?.startsWith('A') ? 'B' : 'A'}${signature?.slice(1)}`;
+    expect(await reasonOf(verifier.verify(undefined, ['https://vault.azure.net']))).toBe('missing');
+    expect(await reasonOf(verifier.verify('Bearer ', ['https://vault.azure.net']))).toBe('missing');
+    expect(await reasonOf(verifier.verify('Bearer not.a.jwt', ['https://vault.azure.net']))).toBe(
+      'malformed',
+    );
+    expect(await reasonOf(verifier.verify(`${head}.${body}.${flipped}`, ['https://vault.azure.net']))).toBe(
+      'signature',
+    );
+    const wrong = verifier.verify(token, ['https://cosmos.azure.com']);
+    await expect(wrong).rejects.toMatchObject({ reason: 'audience', found: 'https://vault.azure.net' });
+  });
+
+  it('refuses a token signed by another key or for another issuer', async () => {
+    const { privateKey } = await generateKeyPair('RS256');
+    const kid = context.secrets.signingKey.kid ?? '';
+    const now = Math.floor(context.clock.now() / 1000);
+    const forged = await new SignJWT({ oid: 'x', tid: context.secrets.tenantId, appid: 'y' })
+      .setProtectedHeader({ alg: 'RS256', kid })
+      .setIssuer(running.endpoints.issuer ?? '')
+      .setAudience('https://vault.azure.net')
+      .setIssuedAt(now)
+      .setExpirationTime(now + 3600)
+      .sign(privateKey);
+    expect(await reasonOf(verifier.verify(forged, ['https://vault.azure.net']))).toBe('signature');
+    const otherIssuer = createTokenVerifier({
+      issuer: 'https://login.microsoftonline.com/other/v2.0',
+      jwksUri: running.endpoints.jwksUri ?? '',
+      clock: context.clock,
+    });
+    const token = await tokenFor('functionApp', 'https://vault.azure.net');
+    expect(await reasonOf(otherIssuer.verify(token, ['https://vault.azure.net']))).toBe('issuer');
+  });
+
+  it('judges expiry by the stack clock', async () => {
+    const token = await tokenFor('functionApp', 'https://storage.azure.com');
+    expect(await reasonOf(verifier.verify(token, ['https://storage.azure.com']))).toBe('accepted');
+    context.clock.advance(24 * 3600_000 + 6 * 60_000);
+    expect(await reasonOf(verifier.verify(token, ['https://storage.azure.com']))).toBe('expired');
+  });
+
+  it('reports an unreachable key set as unavailable', async () => {
+    const token = await tokenFor('functionApp', 'https://vault.azure.net');
+    const nowhere = createTokenVerifier({
+      issuer: running.endpoints.issuer ?? '',
+      jwksUri: 'https://127.0.0.1:1/keys',
+      clock: context.clock,
+    });
+    expect(await reasonOf(nowhere.verify(token, ['https://vault.azure.net']))).toBe('unavailable');
+  });
+});
