@@ -104,7 +104,7 @@ describe('identity emulator', () => {
 
   it('refuses a missing or wrong X-IDENTITY-HEADER', async () => {
     const url = `${running.endpoints.identityEndpoint}?api-version=2019-08-01&resource=https://vault.azure.net`;
-    for (const headers of [{}, { 'X-IDENTITY-HEADER': 'not-the-header' }]) {
+    for (const headers of [{}, { 'X-IDENTITY-HEADER': 'not-the-header' }] as Record<string, string>[]) {
       const response = await fetch(url, { headers });
       expect(response.status).toBe(401);
       expect(await response.json()).toMatchObject({
@@ -146,7 +146,7 @@ describe('identity emulator', () => {
       jwks_uri: jwksUri,
       id_token_signing_alg_values_supported: ['RS256'],
     });
-    const jwks = await (await fetch(jwksUri)).json();
+    const jwks = await (await fetch(`${jwksUri}`)).json();
     expect(jwks.keys).toHaveLength(1);
     expect(jwks.keys[0]).toEqual({
       kty: 'RSA',
