@@ -1,9 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
+import { type ChildProcess, fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { PortInUseError } from '../core/http.ts';
 
 export const ACCOUNT = 'devstoreaccount1';
-const azuriteBlobMain = createRequire(import.meta.url).resolve('azurite/dist/src/blob/main.js');
+const runner = fileURLToPath(new URL('./azurite-runner.cjs', import.meta.url));
+
+/** The connection string apps are given for the account (the form Azure's portal shows, plus BlobEndpoint). */
+export function blobConnectionString(blobEndpoint: string, accountKey: string): string {
+  return `DefaultEndpointsProtocol=http;AccountName=${ACCOUNT};AccountKey=${accountKey};BlobEndpoint=${blobEndpoint};`;
+}
 
 export interface AzuriteOptions {
   port: number;
@@ -19,7 +24,6 @@ export interface AzuriteOptions {
  */
 export function startAzurite(options: AzuriteOptions): Promise<{ child: ChildProcess; port: number }> {
   const args = [
-    azuriteBlobMain,
     '--blobHost',
     '127.0.0.1',
     '--blobPort',
@@ -31,9 +35,10 @@ export function startAzurite(options: AzuriteOptions): Promise<{ child: ChildPro
     '--silent',
     ...(options.location ? ['--location', options.location] : ['--inMemoryPersistence']),
   ];
-  const child = spawn(process.execPath, args, {
+  const child = fork(runner, args, {
     env: { ...process.env, AZURITE_ACCOUNTS: `${ACCOUNT}:${options.accountKey}` },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    execArgv: [],
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   return new Promise((resolve, reject) => {
     let output = '';
@@ -45,11 +50,15 @@ export function startAzurite(options: AzuriteOptions): Promise<{ child: ChildPro
         if (listening) resolve({ child, port: Number(listening[1]) });
       }
     };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
     child.once('error', reject);
     child.once('exit', (code) =>
-      reject(/EADDRINUSE/.test(output) ? new PortInUseError(options.port) : new Error(`Azurite exited (${code}): ${output.trim()}`)),
+      reject(
+        /EADDRINUSE/.test(output)
+          ? new PortInUseError(options.port)
+          : new Error(`Azurite exited (${code}): ${output.trim()}`),
+      ),
     );
   });
 }

@@ -25,10 +25,13 @@ afterAll(async () => {
 });
 
 const upload = (container: string, name: string, text: string) =>
-  service.getContainerClient(container).getBlockBlobClient(name).upload(text, Buffer.byteLength(text), {
-    blobHTTPHeaders: { blobContentType: 'text/plain' },
-    metadata: { TaskId: 't-1' },
-  });
+  service
+    .getContainerClient(container)
+    .getBlockBlobClient(name)
+    .upload(text, Buffer.byteLength(text), {
+      blobHTTPHeaders: { blobContentType: 'text/plain' },
+      metadata: { TaskId: 't-1' },
+    });
 
 describe('blob storage (Azurite) through @azure/storage-blob', () => {
   it('creates a container if missing, stores content type and metadata, lists and deletes', async () => {
@@ -51,16 +54,26 @@ describe('blob storage (Azurite) through @azure/storage-blob', () => {
   });
 
   it('refuses a wrong account key', async () => {
-    const wrong = (running.endpoints.connectionString as string).replace(/AccountKey=[^;]+/, `AccountKey=${Buffer.alloc(64).toString('base64')}`);
-    await expect(BlobServiceClient.fromConnectionString(wrong).getProperties()).rejects.toMatchObject({ statusCode: 403 });
+    const wrong = (running.endpoints.connectionString as string).replace(
+      /AccountKey=[^;]+/,
+      `AccountKey=${Buffer.alloc(64).toString('base64')}`,
+    );
+    await expect(BlobServiceClient.fromConnectionString(wrong).getProperties()).rejects.toMatchObject({
+      statusCode: 403,
+    });
   });
 
   it('answers garbage with a storage error and keeps serving', async () => {
     const base = running.endpoints.blob as string;
-    const garbage = await fetch(`${base}/no-such-container?restype=container`, { method: 'PUT', body: '\u0000\u0001garbage' });
+    const garbage = await fetch(`${base}/no-such-container?restype=container`, {
+      method: 'PUT',
+      body: '\u0000\u0001garbage',
+    });
     expect(garbage.status).toBe(403);
     expect(await garbage.text()).toContain('<Code>AuthorizationFailure</Code>');
-    const huge = await fetch(`${base}?comp=list`, { headers: { 'x-ms-meta-big': 'x'.repeat(100_000) } }).catch((e: Error) => e);
+    const huge = await fetch(`${base}?comp=list`, {
+      headers: { 'x-ms-meta-big': 'x'.repeat(100_000) },
+    }).catch((e: Error) => e);
     expect(huge instanceof Error ? 'closed' : huge.status).not.toBe(200);
     await service.getProperties();
   });
@@ -78,7 +91,9 @@ describe('blob storage (Azurite) through @azure/storage-blob', () => {
     await service.getContainerClient('attachments').createIfNotExists();
     await upload('attachments', 'old/a.txt', 'old');
     await upload('tasks', 'old.json', '{}');
-    expect((await running.actions?.runLifecycle?.(undefined)) as { deleted: string[] }).toMatchObject({ deleted: [] });
+    expect((await running.actions?.runLifecycle?.(undefined)) as { deleted: string[] }).toMatchObject({
+      deleted: [],
+    });
 
     context.clock.advance(DAY + 60_000);
     await upload('attachments', 'new/b.txt', 'new');

@@ -1,15 +1,9 @@
 import { join } from 'node:path';
-import { BlobServiceClient } from '@azure/storage-blob';
 import { z } from 'zod';
 import { defineEmulator } from '../core/emulator.ts';
 import { readJsonIfExists, writeFileAtomic } from '../core/files.ts';
-import { ACCOUNT, startAzurite, stopAzurite } from './azurite.ts';
+import { ACCOUNT, blobConnectionString, startAzurite, stopAzurite } from './azurite.ts';
 import { LIFECYCLE_PERIOD_MS, type LifecycleReport, runLifecycle } from './lifecycle.ts';
-
-/** The connection string apps are given for this account (the form Azure's portal shows, plus BlobEndpoint). */
-export function blobConnectionString(blobEndpoint: string, accountKey: string): string {
-  return `DefaultEndpointsProtocol=http;AccountName=${ACCOUNT};AccountKey=${accountKey};BlobEndpoint=${blobEndpoint};`;
-}
 
 /**
  * Blob storage: Azurite's blob service, plus the lifecycle management policy Azurite lacks,
@@ -19,6 +13,8 @@ export default defineEmulator({
   name: 'blob',
   options: z.object({ port: z.number().int().min(0).max(65535) }),
   async start(options, context) {
+    // Azurite takes most of a second to start: load the SDK meanwhile.
+    const sdk = import('@azure/storage-blob');
     const { child, port } = await startAzurite({
       port: options.port,
       location: context.stateDir && join(context.stateDir, 'azurite'),
@@ -27,7 +23,7 @@ export default defineEmulator({
     });
     const blob = `http://127.0.0.1:${port}/${ACCOUNT}`;
     const connectionString = blobConnectionString(blob, context.secrets.storageKey);
-    const service = BlobServiceClient.fromConnectionString(connectionString);
+    const service = (await sdk).BlobServiceClient.fromConnectionString(connectionString);
     const rules = context.topology.storage.managementPolicy.policy.rules;
 
     // Azure runs lifecycle policies about once a day; remember the last run so restarts keep the rhythm.

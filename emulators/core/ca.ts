@@ -37,7 +37,9 @@ async function issueServerCert(caCert: x509.X509Certificate, caKey: CryptoKey) {
   const keys = await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify']);
   const notAfter = new Date(Date.now() + 365 * DAY);
   const cert = await x509.X509CertificateGenerator.create({
-    serialNumber: webcrypto.getRandomValues(new Uint8Array(8)).reduce((s, b) => s + b.toString(16).padStart(2, '0'), '01'),
+    serialNumber: webcrypto
+      .getRandomValues(new Uint8Array(8))
+      .reduce((s, b) => s + b.toString(16).padStart(2, '0'), '01'),
     subject: 'CN=taskstack local',
     issuer: caCert.subject,
     notBefore: new Date(Date.now() - DAY),
@@ -47,7 +49,10 @@ async function issueServerCert(caCert: x509.X509Certificate, caKey: CryptoKey) {
     signingKey: caKey,
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+      new x509.KeyUsagesExtension(
+        x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment,
+        true,
+      ),
       new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
       new x509.SubjectAlternativeNameExtension([
         { type: 'ip', value: '127.0.0.1' },
@@ -56,7 +61,11 @@ async function issueServerCert(caCert: x509.X509Certificate, caKey: CryptoKey) {
       ]),
     ],
   });
-  return { cert: cert.toString('pem'), key: await pemKey(keys.privateKey), certNotAfter: notAfter.toISOString() };
+  return {
+    cert: cert.toString('pem'),
+    key: await pemKey(keys.privateKey),
+    certNotAfter: notAfter.toISOString(),
+  };
 }
 
 async function createCa(): Promise<StoredCa> {
@@ -89,7 +98,10 @@ export async function loadTls(dataDir: string): Promise<TlsMaterial & { caPath: 
   if (!stored) {
     stored = await createCa();
   } else if (Date.parse(stored.certNotAfter) - Date.now() < 7 * DAY) {
-    stored = { ...stored, ...(await issueServerCert(new x509.X509Certificate(stored.ca), await importKey(stored.caKey))) };
+    stored = {
+      ...stored,
+      ...(await issueServerCert(new x509.X509Certificate(stored.ca), await importKey(stored.caKey))),
+    };
   } else {
     changed = false;
   }

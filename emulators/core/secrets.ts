@@ -58,11 +58,16 @@ async function generate(topology: Topology, encryptionKey?: string): Promise<Sta
  * Loads the data directory's keys, generating them on first use. Identities added to the topology
  * later get keys without disturbing the existing ones; a user-given EncryptionKey always wins.
  */
-export async function loadSecrets(dataDir: string, topology: Topology, encryptionKey?: string): Promise<StackSecrets> {
+export async function loadSecrets(
+  dataDir: string,
+  topology: Topology,
+  encryptionKey?: string,
+): Promise<StackSecrets> {
   const path = join(dataDir, 'keys.json');
   const stored = readJsonIfExists<StackSecrets>(path);
   const complete =
-    stored?.signingKey !== undefined && Object.keys(topology.identities).every((name) => stored.identities?.[name]);
+    stored?.signingKey !== undefined &&
+    Object.keys(topology.identities).every((name) => stored.identities?.[name]);
   // Generating an RSA key costs ~100 ms: only do it when something is missing.
   const fresh = complete ? undefined : await generate(topology, encryptionKey);
   const secrets: StackSecrets =
@@ -70,6 +75,7 @@ export async function loadSecrets(dataDir: string, topology: Topology, encryptio
       ? { ...fresh, ...stored, identities: { ...fresh.identities, ...stored.identities } }
       : ((stored ?? fresh) as StackSecrets);
   if (encryptionKey !== undefined) secrets.encryptionKey = encryptionKey;
-  if (JSON.stringify(secrets) !== JSON.stringify(stored)) writeFileAtomic(path, JSON.stringify(secrets, null, 2));
+  if (JSON.stringify(secrets) !== JSON.stringify(stored))
+    writeFileAtomic(path, JSON.stringify(secrets, null, 2));
   return secrets;
 }

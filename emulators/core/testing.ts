@@ -20,7 +20,10 @@ export function testDataDir(): { dir: string; remove: () => void } {
 }
 
 /** The context the launcher would give a component, built from a data directory. */
-export async function testContext(dataDir: string, opts: { inMemory?: boolean } = {}): Promise<EmulatorContext> {
+export async function testContext(
+  dataDir: string,
+  opts: { inMemory?: boolean } = {},
+): Promise<EmulatorContext> {
   const topology = loadTopology();
   return {
     stateDir: opts.inMemory ? undefined : join(dataDir, 'state'),

@@ -31,7 +31,10 @@ export const topologySchema = z.object({
   }),
   cosmos: z.object({
     databases: z.array(
-      z.object({ id: z.string(), containers: z.array(z.object({ id: z.string(), partitionKeyPath: z.string() })) }),
+      z.object({
+        id: z.string(),
+        containers: z.array(z.object({ id: z.string(), partitionKeyPath: z.string() })),
+      }),
     ),
     roleAssignments: z.array(z.object({ identity: identityName, role: z.string() })),
   }),
@@ -43,14 +46,25 @@ export const topologySchema = z.object({
   }),
   eventHubs: z.object({
     sku: z.string(),
-    hubs: z.array(z.object({ name: z.string(), partitionCount: z.number().int().positive(), messageRetentionInDays: z.number() })),
+    hubs: z.array(
+      z.object({
+        name: z.string(),
+        partitionCount: z.number().int().positive(),
+        messageRetentionInDays: z.number(),
+      }),
+    ),
   }),
   eventGrid: z.object({
     topics: z.array(
       z.object({
         name: z.string(),
         subscriptions: z.array(
-          z.object({ name: z.string(), endpointType: z.string(), function: z.string(), eventTypes: z.array(z.string()) }),
+          z.object({
+            name: z.string(),
+            endpointType: z.string(),
+            function: z.string(),
+            eventTypes: z.array(z.string()),
+          }),
         ),
       }),
     ),

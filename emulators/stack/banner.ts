@@ -1,0 +1,30 @@
+import { type StackDescription, stackFilePath } from './stackfile.ts';
+
+/** The ready banner: every address and key a developer needs, and where the rest is written down. */
+export function banner(stack: StackDescription, startMs: number): string {
+  const rows: [string, string | undefined][] = [
+    ['Functions (baseUrl)', stack.baseUrl],
+    ['Web app (webBaseUrl)', stack.webBaseUrl],
+    ['Gateway (gatewayUrl)', stack.gatewayUrl],
+    ['Identity (authUrl)', stack.authUrl],
+    ['Blob storage', stack.endpoints.blob?.blob],
+    ['Cosmos DB', stack.endpoints.cosmos?.cosmos],
+    ['Key Vault', stack.endpoints.keyvault?.vault],
+    ['Event Hubs', stack.endpoints.eventhubs?.amqp],
+    ['Control API', stack.controlUrl],
+    ['function key', stack.functionKey],
+    ['master key', stack.masterKey],
+    ['subscription key', stack.subscriptionKey],
+    ['stack.json', stackFilePath(stack.dataDir)],
+  ];
+  const shown = rows.filter((row): row is [string, string] => row[1] !== undefined);
+  const width = Math.max(...shown.map(([label]) => label.length));
+  const lines = shown.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`);
+  return [
+    '',
+    `taskstack is ready (${Math.round(startMs)} ms)${stack.inMemory ? ' — in memory: nothing is persisted' : ''}`,
+    ...lines,
+    '  Ctrl-C stops everything.',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,124 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { FromComponent, ToComponent } from '../core/ipc.ts';
+import type { Console } from './console.ts';
+
+const childEntry = fileURLToPath(new URL('../core/child.ts', import.meta.url));
+type StartMessage = Extract<ToComponent, { type: 'start' }>;
+
+/** Restarts allowed within a minute before a crashing component is given up on. */
+const MAX_RESTARTS_PER_MINUTE = 3;
+
+/**
+ * One component running in its own Node process: started with `start` over IPC, its output
+ * prefixed on the console and written to its log file, restarted if it dies unexpectedly.
+ */
+export class ComponentProcess {
+  #child: ChildProcess | undefined;
+  #pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+  #nextId = 1;
+  #stopping = false;
+  #restarts: number[] = [];
+  #log: WriteStream;
+  endpoints: Record<string, string> = {};
+
+  constructor(
+    readonly name: string,
+    private readonly start: StartMessage,
+    private readonly env: NodeJS.ProcessEnv,
+    logPath: string,
+    private readonly console: Console,
+  ) {
+    this.#log = createWriteStream(logPath, { flags: 'a', mode: 0o600 });
+  }
+
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  /** Forks the process and resolves with the component's endpoints once it reports ready. */
+  launch(): Promise<Record<string, string>> {
+    const child = fork(childEntry, [], {
+      execArgv: ['--import', 'tsx'],
+      env: this.env,
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
+    this.#child = child;
+    for (const stream of [child.stdout, child.stderr]) {
+      if (stream) createInterface({ input: stream }).on('line', (line) => this.#line(line));
+    }
+    return new Promise((resolve, reject) => {
+      child.on('message', (message: FromComponent) => {
+        if (message.type === 'ready') {
+          this.endpoints = message.endpoints;
+          resolve(message.endpoints);
+        } else if (message.type === 'failed') {
+          reject(new Error(message.message));
+        } else if (message.type === 'reply') {
+          const waiter = this.#pending.get(message.id);
+          this.#pending.delete(message.id);
+          if (message.ok) waiter?.resolve(message.result);
+          else waiter?.reject(new Error(message.message));
+        }
+      });
+      child.once('exit', (code, signal) => {
+        for (const waiter of this.#pending.values()) waiter.reject(new Error(`${this.name} exited`));
+        this.#pending.clear();
+        reject(new Error(`${this.name} exited during start (${signal ?? code})`));
+        if (!this.#stopping) this.#crashed(code, signal);
+      });
+      child.send(this.start);
+    });
+  }
+
+  #line(line: string) {
+    this.console.line(this.name, line);
+    this.#log.write(`${new Date().toISOString()} ${line}\n`);
+  }
+
+  #crashed(code: number | null, signal: string | null) {
+    const now = Date.now();
+    this.#restarts = [...this.#restarts.filter((at) => now - at < 60_000), now];
+    const persisted = this.start.stateDir !== undefined;
+    if (this.#restarts.length > MAX_RESTARTS_PER_MINUTE) {
+      this.console.problem(this.name, `exited (${signal ?? code}) again; not restarting it — see its log`);
+      return;
+    }
+    this.console.problem(
+      this.name,
+      `exited unexpectedly (${signal ?? code}); restarting${persisted ? '' : ' (in-memory: its data is gone)'}`,
+    );
+    this.launch().then(
+      () => this.console.line(this.name, 'restarted'),
+      (error: Error) => this.console.problem(this.name, `restart failed: ${error.message}`),
+    );
+  }
+
+  /** Sends a request over IPC and waits for the component's reply. */
+  request(message: { type: 'clock' | 'health' | 'action' } & Record<string, unknown>): Promise<unknown> {
+    const child = this.#child;
+    if (!child?.connected) return Promise.reject(new Error(`${this.name} is not running`));
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      child.send({ ...message, id } as ToComponent);
+    });
+  }
+
+  /** Asks the component to stop; kills it if it has not exited within `graceMs`. */
+  async stop(graceMs = 5_000): Promise<void> {
+    this.#stopping = true;
+    const child = this.#child;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      if (child.connected) child.send({ type: 'stop' } satisfies ToComponent);
+      else child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    }
+    await new Promise<void>((resolve) => this.#log.end(() => resolve()));
+  }
+}

@@ -1,0 +1,48 @@
+/** docker-compose-like output: each component's lines prefixed with its name in its own colour. */
+const COLOURS = [36, 33, 32, 35, 34, 96, 93, 92, 95, 94];
+
+export class Console {
+  readonly #colour = new Map<string, number>();
+  readonly #width: number;
+  readonly #tty: boolean;
+
+  constructor(
+    names: string[],
+    private readonly out: NodeJS.WritableStream | undefined = process.stdout,
+  ) {
+    this.#width = Math.max(...names.map((name) => name.length), 5);
+    for (const [i, name] of names.entries()) this.#colour.set(name, COLOURS[i % COLOURS.length] as number);
+    this.#tty =
+      Boolean((out as NodeJS.WriteStream | undefined)?.isTTY) || process.env.FORCE_COLOR !== undefined;
+  }
+
+  #paint(code: number, text: string) {
+    return this.#tty ? `\x1b[${code}m${text}\x1b[0m` : text;
+  }
+
+  #prefix(name: string) {
+    return this.#paint(this.#colour.get(name) ?? 37, `${name.padEnd(this.#width)} |`);
+  }
+
+  line(name: string, text: string) {
+    this.out?.write(`${this.#prefix(name)} ${text}\n`);
+  }
+
+  problem(name: string, text: string) {
+    this.out?.write(`${this.#prefix(name)} ${this.#paint(31, text)}\n`);
+  }
+
+  /** One progress line per component while the stack starts. */
+  progress(name: string, state: 'starting' | 'ready' | 'failed', detail = '') {
+    const mark = {
+      starting: this.#paint(90, '…'),
+      ready: this.#paint(32, '✔'),
+      failed: this.#paint(31, '✘'),
+    }[state];
+    this.out?.write(`${mark} ${name.padEnd(this.#width)} ${state}${detail ? ` ${detail}` : ''}\n`);
+  }
+
+  raw(text: string) {
+    this.out?.write(text);
+  }
+}

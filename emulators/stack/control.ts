@@ -1,0 +1,68 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { sameKey } from '../core/compare.ts';
+import { BodyTooLargeError, close, listen, readBody, sendJson } from '../core/http.ts';
+import type { Stack } from './launcher.ts';
+
+export const CONTROL_KEY_HEADER = 'x-taskstack-key';
+const UNITS_MS = { ms: 1, seconds: 1_000, minutes: 60_000, hours: 3_600_000, days: 86_400_000 } as const;
+
+/** `{ "days": 1, "minutes": 5 }` → milliseconds; anything else is refused. */
+export function durationMs(body: unknown): number {
+  if (typeof body !== 'object' || body === null)
+    throw new TypeError('send a JSON object such as {"minutes": 5}');
+  let total = 0;
+  for (const [unit, value] of Object.entries(body)) {
+    const factor = UNITS_MS[unit as keyof typeof UNITS_MS];
+    if (!factor || typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+      throw new TypeError(
+        `unknown or negative duration field ${unit}; use ${Object.keys(UNITS_MS).join(', ')}`,
+      );
+    total += value * factor;
+  }
+  return total;
+}
+
+async function route(stack: Stack, req: IncomingMessage): Promise<[number, unknown]> {
+  const path = new URL(req.url ?? '/', 'http://control').pathname;
+  const body = req.method === 'POST' ? await readBody(req, 1024 * 1024) : undefined;
+  const json = body?.length ? JSON.parse(body.toString('utf8')) : {};
+  if (req.method === 'GET' && path === '/stack') return [200, stack.description];
+  if (req.method === 'GET' && path === '/health') return [200, await stack.health()];
+  if (req.method === 'GET' && path === '/clock')
+    return [200, { now: stack.clock.date().toISOString(), offsetMs: stack.clock.offsetMs }];
+  if (req.method === 'POST' && path === '/clock/advance') {
+    await stack.advanceClock(durationMs(json));
+    return [200, { now: stack.clock.date().toISOString(), offsetMs: stack.clock.offsetMs }];
+  }
+  const action = /^\/components\/([\w-]+)\/([\w-]+)$/.exec(path);
+  if (req.method === 'POST' && action)
+    return [200, (await stack.action(action[1] as string, action[2] as string, json)) ?? null];
+  return [404, { error: `no control operation ${req.method} ${path}` }];
+}
+
+/**
+ * The launcher's control API (loopback only, master key required): the stack description, health,
+ * the stack clock, and component actions. The CLI and tests use it; `start()` offers the same in-process.
+ */
+export async function startControlServer(port: number, stack: Stack) {
+  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    if (!sameKey(req.headers[CONTROL_KEY_HEADER] as string | undefined, stack.description.masterKey)) {
+      sendJson(res, 401, { error: `send the stack's master key in ${CONTROL_KEY_HEADER}` });
+      return;
+    }
+    try {
+      const [status, body] = await route(stack, req);
+      sendJson(res, status, body);
+    } catch (error) {
+      const status =
+        error instanceof BodyTooLargeError
+          ? 413
+          : error instanceof SyntaxError || error instanceof TypeError
+            ? 400
+            : 500;
+      sendJson(res, status, { error: (error as Error).message });
+    }
+  });
+  await listen(server, port);
+  return { close: () => close(server) };
+}

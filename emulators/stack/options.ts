@@ -1,0 +1,33 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { DEFAULT_PORTS, type PortName } from './ports.ts';
+
+const port = z.number().int().min(1).max(65535);
+
+/** Options of `start()` and of `taskstack start` (the CLI maps flags and environment onto these). */
+export const stackOptionsSchema = z.object({
+  /** Where keys, the CA, persisted data, logs and stack.json live. */
+  dataDir: z.string().default(process.env.TASKSTACK_DATA_DIR ?? '.taskstack'),
+  /** `default` (conventional ports), `free` (any free ports: tests), or `{ base }` (base + position). */
+  ports: z.union([z.enum(['default', 'free']), z.object({ base: port })]).default('default'),
+  /** Fixed ports for single components, e.g. `{ blob: 20000 }`. */
+  portOverrides: z
+    .partialRecord(z.enum(Object.keys(DEFAULT_PORTS) as [PortName, ...PortName[]]), port)
+    .default({}),
+  /** Keep every store in memory: nothing of the services' data is persisted. */
+  inMemory: z.boolean().default(false),
+  /** The EncryptionKey secret's text; random per data directory when not given. */
+  encryptionKey: z.string().min(1).optional(),
+  /** Which components to run (default: all of them); for tools and tests that need only a few. */
+  components: z.array(z.string()).optional(),
+  /** Where progress and component logs go; `false` for silence (tests). */
+  console: z.boolean().default(true),
+});
+
+export type StackOptionsInput = z.input<typeof stackOptionsSchema>;
+export type StackOptions = z.output<typeof stackOptionsSchema>;
+
+export function parseStackOptions(input: StackOptionsInput = {}): StackOptions {
+  const options = stackOptionsSchema.parse(input);
+  return { ...options, dataDir: resolve(options.dataDir) };
+}
