@@ -1,0 +1,75 @@
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { testDataDir } from '../emulators/core/testing.ts';
+import { start } from '../emulators/stack/launcher.ts';
+import { median, rounds } from './measure.ts';
+
+/** Resident memory (MB) of the given processes and all their descendants, from /proc. */
+function treeRssMb(roots: number[]): number {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {}
+  }
+  const inTree = new Set(roots);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, parent] of parents) if (inTree.has(parent) && !inTree.has(pid)) grew = inTree.add(pid).size > 0;
+  }
+  let kb = 0;
+  for (const pid of inTree) {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    kb += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  }
+  return kb / 1024;
+}
+
+/** Baseline: Azurite's blob service alone, from spawn to listening (the slowest single part). */
+function azuriteAloneMs(): Promise<number> {
+  const main = createRequire(import.meta.url).resolve('azurite/dist/src/blob/main.js');
+  const began = performance.now();
+  const child = spawn(process.execPath, [main, '--blobPort', '0', '--inMemoryPersistence', '--skipApiVersionCheck', '--disableTelemetry', '--silent']);
+  return new Promise((resolve) =>
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('successfully listens')) {
+        resolve(performance.now() - began);
+        child.kill();
+      }
+    }),
+  );
+}
+
+/** Memory of `taskstack start` as a user runs it: the launcher process and everything under it. */
+async function cliRssMb(dataDir: string): Promise<number> {
+  const cli = spawn(process.execPath, ['--import', 'tsx', 'emulators/stack/cli.ts', 'start', '--data-dir', dataDir, '--free-ports'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve) => cli.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('taskstack is ready') && resolve()));
+  const rss = treeRssMb([cli.pid as number]);
+  const exited = new Promise((resolve) => cli.once('exit', resolve));
+  cli.kill('SIGINT');
+  await exited;
+  return rss;
+}
+
+/** Stack start to ready (persisted data directory, warm: keys and CA exist), and memory after start. */
+export async function benchStack() {
+  const data = testDataDir();
+  try {
+    await (await start({ dataDir: data.dir, ports: 'free', console: false })).stop(); // creates keys and CA
+    const startMs = await rounds(3, async () => {
+      const began = performance.now();
+      const stack = await start({ dataDir: data.dir, ports: 'free', console: false });
+      const elapsed = performance.now() - began;
+      await stack.stop();
+      return elapsed;
+    });
+    const azurite = await rounds(3, azuriteAloneMs);
+    return { startMs: median(startMs), azuriteMs: median(azurite), rssMb: await cliRssMb(data.dir) };
+  } finally {
+    data.remove();
+  }
+}
