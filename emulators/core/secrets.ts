@@ -20,6 +20,10 @@ export interface StackSecrets {
   eventHubsKey: string;
   functionKey: string;
   masterKey: string;
+  /** The Functions host's `eventgrid_extension` system key, which Event Grid deliveries carry. */
+  eventGridExtensionKey: string;
+  /** Access key of the Event Grid topic(s). */
+  eventGridKey: string;
   subscriptionKey: string;
   encryptionKey: string;
   /** Private JWK (RS256) the identity emulator signs tokens with; others verify with its public half. */
@@ -32,19 +36,19 @@ const functionsKey = () => randomBytes(40).toString('base64url');
 /** 32 ASCII characters: exactly the 32 UTF-8 bytes the spec's key rule expects. */
 const aesKeyText = () => randomBytes(24).toString('base64url');
 
-async function generate(topology: Topology, encryptionKey?: string): Promise<StackSecrets> {
-  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
-  const signingKey = { ...(await exportJWK(privateKey)), kid: randomUUID(), alg: 'RS256', use: 'sig' };
+/** Everything but the signing key: cheap, so generated on every load and used only where missing. */
+function randomSecrets(topology: Topology): Omit<StackSecrets, 'signingKey'> {
   return {
     tenantId: randomUUID(),
     storageKey: azureKey(),
     cosmosKey: azureKey(),
     eventHubsKey: randomBytes(32).toString('base64'),
+    eventGridKey: randomBytes(32).toString('base64'),
     functionKey: functionsKey(),
     masterKey: functionsKey(),
+    eventGridExtensionKey: functionsKey(),
     subscriptionKey: randomBytes(16).toString('hex'),
-    encryptionKey: encryptionKey ?? aesKeyText(),
-    signingKey,
+    encryptionKey: aesKeyText(),
     identities: Object.fromEntries(
       Object.keys(topology.identities).map((name) => [
         name,
@@ -52,6 +56,11 @@ async function generate(topology: Topology, encryptionKey?: string): Promise<Sta
       ]),
     ),
   };
+}
+
+async function signingKey(): Promise<JWK> {
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  return { ...(await exportJWK(privateKey)), kid: randomUUID(), alg: 'RS256', use: 'sig' };
 }
 
 /**
@@ -65,15 +74,14 @@ export async function loadSecrets(
 ): Promise<StackSecrets> {
   const path = join(dataDir, 'keys.json');
   const stored = readJsonIfExists<StackSecrets>(path);
-  const complete =
-    stored?.signingKey !== undefined &&
-    Object.keys(topology.identities).every((name) => stored.identities?.[name]);
-  // Generating an RSA key costs ~100 ms: only do it when something is missing.
-  const fresh = complete ? undefined : await generate(topology, encryptionKey);
-  const secrets: StackSecrets =
-    stored && fresh
-      ? { ...fresh, ...stored, identities: { ...fresh.identities, ...stored.identities } }
-      : ((stored ?? fresh) as StackSecrets);
+  const fresh = randomSecrets(topology);
+  const secrets: StackSecrets = {
+    ...fresh,
+    ...stored,
+    identities: { ...fresh.identities, ...stored?.identities },
+    // An RSA key costs ~100 ms: only when there is none yet.
+    signingKey: stored?.signingKey ?? (await signingKey()),
+  };
   if (encryptionKey !== undefined) secrets.encryptionKey = encryptionKey;
   if (JSON.stringify(secrets) !== JSON.stringify(stored))
     writeFileAtomic(path, JSON.stringify(secrets, null, 2));
