@@ -1,0 +1,57 @@
+/** Starts the Cosmos emulator in this process for tests and the benchmark. */
+import { CosmosClient, type CosmosClientOptions } from '@azure/cosmos';
+import type { EmulatorContext, RunningEmulator } from '../core/emulator.ts';
+import { startEmulator, testContext, testDataDir } from '../core/testing.ts';
+import cosmos from './index.ts';
+
+/** Used when no identity emulator runs: never contacted unless a test sends an Entra token. */
+const NO_IDENTITY = { issuer: 'https://127.0.0.1:9/none/v2.0', jwksUri: 'https://127.0.0.1:9/none/keys' };
+
+export interface CosmosFixture {
+  context: EmulatorContext;
+  running: RunningEmulator;
+  endpoint: string;
+  client(options?: Partial<CosmosClientOptions>): CosmosClient;
+  /** Stops the emulator and starts it again on the same state (and a new port). */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startCosmos(
+  opts: { inMemory?: boolean; identity?: { issuer: string; jwksUri: string }; dataDir?: string } = {},
+): Promise<CosmosFixture> {
+  const data = opts.dataDir ? { dir: opts.dataDir, remove: () => {} } : testDataDir();
+  const context = await testContext(data.dir, { inMemory: opts.inMemory });
+  context.log = (line) => {
+    if (line.includes('internal error')) console.error(line);
+  };
+  const options = { port: 0, ...(opts.identity ?? NO_IDENTITY) };
+  const clients: CosmosClient[] = [];
+  const fixture: CosmosFixture = {
+    context,
+    running: await startEmulator(cosmos, options, context),
+    get endpoint() {
+      return fixture.running.endpoints.cosmos as string;
+    },
+    client(clientOptions = {}) {
+      const client = new CosmosClient({
+        endpoint: fixture.endpoint,
+        key: context.secrets.cosmosKey,
+        connectionPolicy: { enableEndpointDiscovery: false },
+        ...clientOptions,
+      });
+      clients.push(client);
+      return client;
+    },
+    async restart() {
+      await fixture.running.stop();
+      fixture.running = await startEmulator(cosmos, options, context);
+    },
+    async close() {
+      for (const client of clients.splice(0)) client.dispose();
+      await fixture.running.stop();
+      data.remove();
+    },
+  };
+  return fixture;
+}
