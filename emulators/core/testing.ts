@@ -1,5 +1,6 @@
 /** Helpers for tests that start one emulator in the test's own process, on a free port. */
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadTls } from './ca.ts';
@@ -45,4 +46,26 @@ export async function startEmulator<E extends Emulator>(
   context: EmulatorContext,
 ): Promise<RunningEmulator> {
   return emulator.start(emulator.options.parse(options), context);
+}
+
+/**
+ * A GET sent with node:https, for what fetch refuses to send (headers beyond its own limits);
+ * answers the status and the body as text.
+ */
+export function rawGet(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers, maxHeaderSize: 256 * 1024 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }

@@ -1,10 +1,9 @@
-import { request } from 'node:https';
 import { DefaultAzureCredential, ManagedIdentityCredential } from '@azure/identity';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EmulatorContext, RunningEmulator } from '../core/emulator.ts';
 import type { IdentitySecrets } from '../core/secrets.ts';
-import { startEmulator, testContext, testDataDir } from '../core/testing.ts';
+import { rawGet, startEmulator, testContext, testDataDir } from '../core/testing.ts';
 import identity from './index.ts';
 
 const data = testDataDir();
@@ -170,7 +169,7 @@ describe('identity emulator', () => {
     expect(unknownPath.status).toBe(404);
     const post = await fetch(`${authority}/msi/token`, { method: 'POST', body: 'x' });
     expect(post.status).toBe(405);
-    expect(await rawStatus(`${authority}/msi/token`, { 'x-big': 'a'.repeat(70 * 1024) })).toEqual({
+    expect(await rawGet(`${authority}/msi/token`, { 'x-big': 'a'.repeat(70 * 1024) })).toEqual({
       status: 400,
       body: expect.stringContaining('The size of the request headers is too long.'),
     });
@@ -193,20 +192,4 @@ function expectClaims(token: string, secrets: IdentitySecrets, audience: string)
   expect(claims.nbf).toBe(claims.iat);
   expect(claims.exp).toBe((claims.iat ?? 0) + 24 * 3600);
   return claims;
-}
-
-/** fetch refuses to send huge headers itself; node:https does send them. */
-function rawStatus(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { headers, maxHeaderSize: 128 * 1024 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        body += chunk;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
 }

@@ -1,0 +1,84 @@
+/**
+ * The Key Vault emulator: the secrets REST API over HTTPS, bearer tokens from the identity emulator,
+ * the topology's access policies, soft delete, and secrets persisted in the state directory.
+ */
+import { createServer } from 'node:https';
+import { z } from 'zod';
+import { defineEmulator } from '../core/emulator.ts';
+import { answerClientErrors, close, LOOPBACK, listen, MAX_HEADER_SIZE, sendJson } from '../core/http.ts';
+import { createTokenVerifier } from '../identity/verify.ts';
+import { AccessPolicies } from './access.ts';
+import { vaultHandler } from './routes.ts';
+import { createStore } from './store.ts';
+import { Vault } from './vault.ts';
+
+const accessPolicyInput = z.object({ identity: z.string(), secrets: z.array(z.string()) });
+
+export default defineEmulator({
+  name: 'keyvault',
+  options: z.object({
+    port: z.number().int().min(0).max(65535),
+    /** Named in the 401 challenge: where clients get tokens (`https://127.0.0.1:P/<tenant>`). */
+    authority: z.string().url(),
+    issuer: z.string().url(),
+    jwksUri: z.string().url(),
+    /** Secrets the vault must hold at start (name → value), e.g. the stack's wiring. */
+    seed: z.record(z.string().regex(/^[0-9a-zA-Z-]{1,127}$/), z.string()).default({}),
+  }),
+  async start(options, context) {
+    const server = createServer({
+      key: context.tls.key,
+      cert: context.tls.cert,
+      maxHeaderSize: MAX_HEADER_SIZE,
+    });
+    answerClientErrors(server);
+    // Ids carry the vault's URL, which names the port: requests are served once it is known.
+    let handle: ReturnType<typeof vaultHandler> | undefined;
+    server.on('request', (req, res) => {
+      if (!handle) return sendJson(res, 503, { error: { code: 'ServiceUnavailable', message: 'Starting.' } });
+      handle(req, res).catch((error: Error) => {
+        context.log(`request failed: ${error.message}`);
+        if (res.headersSent) return res.destroy();
+        sendJson(res, 500, {
+          error: { code: 'InternalServerError', message: 'An internal error occurred.' },
+        });
+      });
+    });
+    const port = await listen(server, options.port);
+    const baseUrl = `https://${LOOPBACK}:${port}/`;
+    const vault = new Vault(createStore(context.stateDir), context.clock, baseUrl);
+    const seeded = vault.seed(options.seed);
+    if (seeded.length > 0) context.log(`seeded ${seeded.join(', ')}`);
+    const policies = new AccessPolicies(context.topology, context.secrets.identities);
+    handle = vaultHandler({
+      vault,
+      policies,
+      verifier: createTokenVerifier({
+        issuer: options.issuer,
+        jwksUri: options.jwksUri,
+        clock: context.clock,
+      }),
+      baseUrl,
+      issuer: options.issuer,
+      challenge: `Bearer authorization="${options.authority}", resource="https://vault.azure.net"`,
+      log: context.log,
+    });
+    context.log(`vault ${baseUrl}`);
+    return {
+      endpoints: { vault: baseUrl },
+      async health() {
+        // An unauthenticated request must get the challenge: that is the vault answering.
+        const response = await fetch(`${baseUrl}secrets?api-version=7.4`);
+        if (response.status !== 401) throw new Error(`vault answered ${response.status}`);
+      },
+      stop: () => close(server),
+      actions: {
+        async setAccessPolicy(input) {
+          const { identity, secrets } = accessPolicyInput.parse(input);
+          policies.set(identity, secrets);
+          return { identity, secrets };
+        },
+      },
+    };
+  },
+});

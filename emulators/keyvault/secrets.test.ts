@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { failure, seed, startVaultStack, type VaultTestStack } from './test-stack.ts';
+
+let stack: VaultTestStack;
+const notFound = (nameId: string) =>
+  `A secret with (name/id) ${nameId} was not found in this key vault. If you recently deleted this secret you may be able to recover it using the correct recovery command. For help resolving this issue, please see https://go.microsoft.com/fwlink/?linkid=2125182`;
+
+beforeAll(async () => {
+  stack = await startVaultStack();
+});
+afterAll(() => stack?.stop());
+
+describe('Key Vault through SecretClient', () => {
+  it('serves the seeded secrets to an identity the topology grants Get', async () => {
+    expect(stack.vault.endpoints.vault).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/$/);
+    await stack.vault.health();
+    const secret = await stack.client.getSecret('EncryptionKey');
+    expect(secret.value).toBe(seed.EncryptionKey);
+    expect(secret.properties).toMatchObject({
+      enabled: true,
+      recoveryLevel: 'Recoverable+Purgeable',
+      recoverableDays: 90,
+    });
+    expect(secret.properties.id).toBe(
+      `${stack.vault.endpoints.vault}secrets/EncryptionKey/${secret.properties.version}`,
+    );
+    // Names are case-insensitive, as in Key Vault.
+    expect((await stack.client.getSecret('encryptionkey')).value).toBe(seed.EncryptionKey);
+  });
+
+  it('sets, gets latest and by version, lists and lists versions once granted Set', async () => {
+    await stack.vault.actions?.setAccessPolicy?.({
+      identity: 'functionApp',
+      secrets: ['Get', 'List', 'Set', 'Delete', 'Purge', 'Recover'],
+    });
+    const before = Math.floor(stack.context.clock.now() / 1000);
+    const first = await stack.client.setSecret('Greeting', 'hello', {
+      contentType: 'text/plain',
+      tags: { env: 'local' },
+    });
+    const second = await stack.client.setSecret('Greeting', 'hello again');
+    expect(first.properties.createdOn?.getTime()).toBeGreaterThanOrEqual(before * 1000);
+    expect(first.properties).toMatchObject({ contentType: 'text/plain', tags: { env: 'local' } });
+    expect((await stack.client.getSecret('Greeting')).value).toBe('hello again');
+    expect((await stack.client.getSecret('Greeting', { version: first.properties.version })).value).toBe(
+      'hello',
+    );
+    const versions = [];
+    for await (const properties of stack.client.listPropertiesOfSecretVersions('Greeting'))
+      versions.push(properties.version);
+    expect(versions).toEqual([first.properties.version, second.properties.version]);
+    for (const name of ['Page-a', 'Page-b', 'Page-c']) await stack.client.setSecret(name, name);
+    const pages: string[][] = [];
+    for await (const page of stack.client.listPropertiesOfSecrets().byPage({ maxPageSize: 2 })) {
+      pages.push(page.map((p) => p.name));
+    }
+    expect(pages.flat()).toEqual([
+      'DocumentDbConnection',
+      'EncryptionKey',
+      'Greeting',
+      'Page-a',
+      'Page-b',
+      'Page-c',
+    ]);
+    expect(pages.map((p) => p.length)).toEqual([2, 2, 2]);
+  });
+
+  it('updates properties and refuses to read a disabled secret', async () => {
+    const set = await stack.client.setSecret('Toggle', 'on');
+    const updated = await stack.client.updateSecretProperties('Toggle', set.properties.version ?? '', {
+      enabled: false,
+    });
+    expect(updated.enabled).toBe(false);
+    expect(await failure(stack.client.getSecret('Toggle'))).toEqual({
+      statusCode: 403,
+      code: 'Forbidden',
+      message: 'Operation get is not allowed on a disabled secret.',
+    });
+  });
+
+  it('answers 404 SecretNotFound with Key Vault’s message', async () => {
+    expect(await failure(stack.client.getSecret('Missing'))).toEqual({
+      statusCode: 404,
+      code: 'SecretNotFound',
+      message: notFound('Missing'),
+    });
+    const version = '0123456789abcdef0123456789abcdef';
+    expect(await failure(stack.client.getSecret('EncryptionKey', { version }))).toMatchObject({
+      statusCode: 404,
+      message: notFound(`EncryptionKey/${version}`),
+    });
+  });
+
+  it('soft-deletes: the poller completes, get says 404, the name is held until purged or recovered', async () => {
+    await stack.client.setSecret('Doomed', 'v1');
+    const deleted = await (
+      await stack.client.beginDeleteSecret('Doomed', { intervalInMs: 10 })
+    ).pollUntilDone();
+    expect(deleted.recoveryId).toBe(`${stack.vault.endpoints.vault}deletedsecrets/Doomed`);
+    expect(deleted.scheduledPurgeDate?.getTime()).toBe((deleted.deletedOn?.getTime() ?? 0) + 90 * 86_400_000);
+    expect(await failure(stack.client.getSecret('Doomed'))).toMatchObject({
+      statusCode: 404,
+      code: 'SecretNotFound',
+    });
+    expect(await failure(stack.client.setSecret('Doomed', 'v2'))).toMatchObject({
+      statusCode: 409,
+      code: 'Conflict',
+    });
+    await (await stack.client.beginRecoverDeletedSecret('Doomed', { intervalInMs: 10 })).pollUntilDone();
+    expect((await stack.client.getSecret('Doomed')).value).toBe('v1');
+    await (await stack.client.beginDeleteSecret('Doomed', { intervalInMs: 10 })).pollUntilDone();
+    await stack.client.purgeDeletedSecret('Doomed');
+    expect(await failure(stack.client.getDeletedSecret('Doomed'))).toMatchObject({
+      statusCode: 404,
+      message: 'Deleted Secret not found: Doomed',
+    });
+    expect((await stack.client.setSecret('Doomed', 'v3')).value).toBe('v3');
+  });
+
+  it('answers 403 Forbidden once set-policy takes Get away, and serves again when given back', async () => {
+    const app = stack.context.secrets.identities.functionApp;
+    await stack.vault.actions?.setAccessPolicy?.({ identity: 'functionApp', secrets: ['List'] });
+    try {
+      const error = await failure(stack.client.getSecret('EncryptionKey'));
+      expect(error).toMatchObject({ statusCode: 403, code: 'Forbidden' });
+      expect(error.message).toBe(
+        `The user, group or application 'appid=${app?.clientId};oid=${app?.principalId};iss=${stack.idp.endpoints.issuer}' does not have secrets get permission on key vault '${new URL(`${stack.vault.endpoints.vault}`).host};location=local'. For help resolving this issue, please see https://go.microsoft.com/fwlink/?linkid=2125287`,
+      );
+      const rawForbidden = await stack.raw('secrets/EncryptionKey?api-version=7.4');
+      expect(rawForbidden.body?.error?.innererror).toEqual({ code: 'ForbiddenByPolicy' });
+    } finally {
+      await stack.vault.actions?.setAccessPolicy?.({
+        identity: 'functionApp',
+        secrets: ['Get', 'List', 'Set', 'Delete'],
+      });
+    }
+    expect((await stack.client.getSecret('EncryptionKey')).value).toBe(seed.EncryptionKey);
+    await expect(
+      stack.vault.actions?.setAccessPolicy?.({ identity: 'nobody', secrets: ['Get'] }),
+    ).rejects.toThrow(/unknown identity/);
+  });
+});
