@@ -1,4 +1,4 @@
-import { closeSync, existsSync, ftruncateSync, openSync, readFileSync, write } from 'node:fs';
+import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync, write } from 'node:fs';
 import { join } from 'node:path';
 import { readJsonIfExists, writeFileAtomic } from '../core/files.ts';
 import type { ContainerResource, DatabaseResource, Item } from './model.ts';
@@ -63,6 +63,7 @@ export function fileStore(dir: string, dump: () => Snapshot, log: (line: string)
       }
     }
   }
+  mkdirSync(dir, { recursive: true });
   const fd = openSync(logPath, 'a', 0o600);
   let size = 0;
   let pending: { text: string; done: () => void; fail: (error: Error) => void }[] = [];
