@@ -47,7 +47,7 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
     options.ports,
     options.portOverrides,
   );
-  const wiring = wire(ports, secrets);
+  const wiring = wire(ports, secrets, dataDir, options.settings);
 
   // The clock's history is kept with the data so stack time never runs backwards across restarts.
   const clockPath = options.inMemory ? undefined : join(dataDir, 'clock.json');
@@ -59,9 +59,11 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
   const out = new Console(['stack', ...names], options.console ? process.stdout : undefined);
   const env = { ...process.env, NODE_EXTRA_CA_CERTS: tls.caPath };
 
-  const logs: Record<string, string> = {};
+  const logs: Record<string, string> = names.includes('functions') ? { functions: wiring.options.functions.logFile } : {};
   const components = (names as ComponentName[]).map((name) => {
-    logs[name] = join(dataDir, 'logs', `${name}.log`);
+    // The functions host's own console log sits beside its invocation log (logs.functions).
+    const logName = name === 'functions' ? 'functions-host' : name;
+    logs[logName] = join(dataDir, 'logs', `${logName}.log`);
     return new ComponentProcess(
       name,
       {
@@ -74,7 +76,7 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
         shifts: [...clock.shifts],
       },
       env,
-      logs[name],
+      logs[logName] as string,
       out,
     );
   });
@@ -109,6 +111,7 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
       inMemory: options.inMemory,
       controlUrl: wiring.controlUrl,
       authUrl: wiring.authUrl,
+      ...(byName.has('functions') && { baseUrl: wiring.expected.functions.baseUrl }),
       functionKey: secrets.functionKey,
       masterKey: secrets.masterKey,
       subscriptionKey: secrets.subscriptionKey,
@@ -117,12 +120,7 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
       identities: Object.fromEntries(
         Object.entries(secrets.identities).map(([name, identity]) => [
           name,
-          {
-            principalId: identity.principalId,
-            clientId: identity.clientId,
-            IDENTITY_ENDPOINT: wiring.expected.identity.identityEndpoint,
-            IDENTITY_HEADER: identity.header,
-          },
+          { principalId: identity.principalId, clientId: identity.clientId, ...wiring.identity(name) },
         ]),
       ),
       endpoints: Object.fromEntries(components.map((component) => [component.name, component.endpoints])),

@@ -18,6 +18,8 @@ export const stackOptionsSchema = z.object({
   inMemory: z.boolean().default(false),
   /** The EncryptionKey secret's text; random per data directory when not given. */
   encryptionKey: z.string().min(1).optional(),
+  /** App settings to add or replace, per app (e.g. `{ functions: { DocumentDbConnection__accountEndpoint: '…' } }`). */
+  settings: z.record(z.string(), z.record(z.string(), z.string())).default({}),
   /** Which components to run (default: all of them); for tools and tests that need only a few. */
   components: z.array(z.string()).optional(),
   /** Where progress and component logs go; `false` for silence (tests). */

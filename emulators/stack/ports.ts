@@ -10,6 +10,7 @@ export const DEFAULT_PORTS = {
   cosmos: 8081,
   blob: 10000,
   eventhubs: 5672,
+  eventgrid: 8700,
 } as const satisfies Record<string, number>;
 
 export type PortName = keyof typeof DEFAULT_PORTS;
