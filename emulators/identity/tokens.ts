@@ -22,7 +22,7 @@ export interface TokenIssuer {
 }
 
 /** `https://vault.azure.net/.default` and `https://vault.azure.net` name the same audience. */
-export const normaliseResource = (resource: string) => resource.replace(/\/\.default$/, '');
+const normaliseResource = (resource: string) => resource.replace(/\/\.default$/, '');
 
 export async function createTokenIssuer(options: {
   signingKey: JWK;
