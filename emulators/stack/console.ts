@@ -8,12 +8,13 @@ export class Console {
 
   constructor(
     names: string[],
-    private readonly out: NodeJS.WritableStream | undefined = process.stdout,
+    /** null: silent (a default parameter would turn `undefined` back into stdout). */
+    private readonly out: NodeJS.WritableStream | null,
   ) {
     this.#width = Math.max(...names.map((name) => name.length), 5);
     for (const [i, name] of names.entries()) this.#colour.set(name, COLOURS[i % COLOURS.length] as number);
     this.#tty =
-      Boolean((out as NodeJS.WriteStream | undefined)?.isTTY) || process.env.FORCE_COLOR !== undefined;
+      Boolean((out as NodeJS.WriteStream | null)?.isTTY) || process.env.FORCE_COLOR !== undefined;
   }
 
   #paint(code: number, text: string) {

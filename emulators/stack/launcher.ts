@@ -56,7 +56,7 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
   const unknown = names.filter((name) => !componentNames.includes(name as ComponentName));
   if (unknown.length)
     throw new Error(`unknown component(s) ${unknown.join(', ')}; known: ${componentNames.join(', ')}`);
-  const out = new Console(['stack', ...names], options.console ? process.stdout : undefined);
+  const out = new Console(['stack', ...names], options.console ? process.stdout : null);
   const env = { ...process.env, NODE_EXTRA_CA_CERTS: tls.caPath };
 
   const logs: Record<string, string> = names.includes('functions') ? { functions: wiring.options.functions.logFile } : {};
