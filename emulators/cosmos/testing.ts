@@ -1,7 +1,9 @@
 /** Starts the Cosmos emulator in this process for tests and the benchmark. */
 import { CosmosClient, type CosmosClientOptions } from '@azure/cosmos';
+import { ManagedIdentityCredential } from '@azure/identity';
 import type { EmulatorContext, RunningEmulator } from '../core/emulator.ts';
 import { startEmulator, testContext, testDataDir } from '../core/testing.ts';
+import identity from '../identity/index.ts';
 import cosmos from './index.ts';
 
 /** Used when no identity emulator runs: never contacted unless a test sends an Entra token. */
@@ -54,4 +56,49 @@ export async function startCosmos(
     },
   };
   return fixture;
+}
+
+export interface EntraFixture {
+  cosmos: CosmosFixture;
+  /** A client signed in as an app's managed identity, the way the app gets its token in App Service. */
+  clientAs(app: string): Promise<CosmosClient>;
+  close(): Promise<void>;
+}
+
+/**
+ * Cosmos next to the identity emulator, with TasksDB/Tasks created by key (as the deployment does).
+ * MSAL caches managed-identity tokens process-wide, so one test file can speak as one app only.
+ */
+export async function startCosmosWithIdentity(): Promise<EntraFixture> {
+  const data = testDataDir();
+  const context = await testContext(data.dir, { inMemory: true });
+  const idp = await startEmulator(identity, { port: 0 }, context);
+  const fixture = await startCosmos({
+    inMemory: true,
+    dataDir: data.dir,
+    identity: idp.endpoints as { issuer: string; jwksUri: string },
+  });
+  const { database } = await fixture.client().databases.createIfNotExists({ id: 'TasksDB' });
+  await database.containers.createIfNotExists({ id: 'Tasks', partitionKey: '/id' });
+  const saved = { endpoint: process.env.IDENTITY_ENDPOINT, header: process.env.IDENTITY_HEADER };
+  return {
+    cosmos: fixture,
+    async clientAs(app) {
+      process.env.IDENTITY_ENDPOINT = idp.endpoints.identityEndpoint;
+      process.env.IDENTITY_HEADER = context.secrets.identities[app]?.header;
+      return fixture.client({ key: undefined, aadCredentials: new ManagedIdentityCredential() });
+    },
+    async close() {
+      for (const [name, value] of [
+        ['IDENTITY_ENDPOINT', saved.endpoint],
+        ['IDENTITY_HEADER', saved.header],
+      ] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+      await fixture.close();
+      await idp.stop();
+      data.remove();
+    },
+  };
 }
