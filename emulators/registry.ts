@@ -9,6 +9,7 @@ export const registry = {
   blob: () => import('./blob/index.ts'),
   cosmos: () => import('./cosmos/index.ts'),
   keyvault: () => import('./keyvault/index.ts'),
+  functions: () => import('./functions-host/index.ts'),
 } satisfies Record<string, () => Promise<{ default: Emulator }>>;
 
 export type ComponentName = keyof typeof registry;

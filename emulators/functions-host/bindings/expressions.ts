@@ -1,0 +1,54 @@
+/**
+ * Binding expressions in binding properties (output paths …), as the WebJobs SDK resolves them:
+ * `%AppSetting%`, `{rand-guid}`, `{DateTime}` / `{DateTime:yyyy-MM-dd}`, and trigger binding data such as
+ * `{name}` or `{query.id}` (case-insensitive, dotted paths into objects).
+ */
+import { randomUUID } from 'node:crypto';
+import { resolveSettingReferences, type Settings } from '../connections.ts';
+
+const pad = (value: number, width = 2) => String(value).padStart(width, '0');
+
+/** The subset of .NET custom date formats paths use; `{DateTime}` alone is `yyyy-MM-ddTHH-mm-ssZ`. */
+function formatDate(date: Date, format = "yyyy-MM-dd'T'HH-mm-ss'Z'"): string {
+  const tokens: Record<string, string> = {
+    yyyy: String(date.getUTCFullYear()),
+    MM: pad(date.getUTCMonth() + 1),
+    dd: pad(date.getUTCDate()),
+    HH: pad(date.getUTCHours()),
+    mm: pad(date.getUTCMinutes()),
+    ss: pad(date.getUTCSeconds()),
+    fff: pad(date.getUTCMilliseconds(), 3),
+  };
+  return format.replace(
+    /'([^']*)'|yyyy|MM|dd|HH|mm|ss|fff/g,
+    (token, quoted?: string) => quoted ?? tokens[token] ?? token,
+  );
+}
+
+function lookup(data: Record<string, unknown>, path: string): unknown {
+  let current: unknown = data;
+  for (const part of path.split('.')) {
+    if (typeof current !== 'object' || current === null) return undefined;
+    const key = Object.keys(current).find((k) => k.toLowerCase() === part.toLowerCase());
+    current = key === undefined ? undefined : (current as Record<string, unknown>)[key];
+  }
+  return current;
+}
+
+export function resolveExpression(
+  template: string,
+  bindingData: Record<string, unknown>,
+  settings: Settings,
+  now: Date,
+): string {
+  return resolveSettingReferences(template, settings).replace(/\{([^{}]+)\}/g, (_, expression: string) => {
+    const [name = '', format] = expression.split(/:(.*)/s);
+    if (name.toLowerCase() === 'rand-guid') return randomUUID();
+    if (name.toLowerCase() === 'datetime') return formatDate(now, format);
+    const value = lookup(bindingData, name);
+    if (value === undefined || value === null || typeof value === 'object') {
+      throw new Error(`No value for named parameter '${name}'.`);
+    }
+    return String(value);
+  });
+}

@@ -1,0 +1,105 @@
+/**
+ * Output bindings the host writes after a successful invocation: blob (`storageBlob` output) and Event
+ * Grid (`eventGrid` output). The HTTP output is the HTTP layer's; other binding types fail the
+ * invocation with a clear message rather than silently dropping data.
+ */
+import type { StackClock } from '../../core/clock.ts';
+import { blobService, type Settings } from '../connections.ts';
+import type { BindingInfo, RegisteredFunction, RpcInvocationResponse, RpcTypedData } from '../core-api.ts';
+import type { OutputWriter } from '../invoke.ts';
+import { resolveExpression } from './expressions.ts';
+
+/** The bytes of a value the library converted (`toRpcTypedData`). */
+export function typedDataBytes(data: RpcTypedData): Buffer {
+  if (data.bytes) return Buffer.from(data.bytes);
+  if (data.string !== undefined && data.string !== null) return Buffer.from(data.string);
+  if (data.json !== undefined && data.json !== null) return Buffer.from(data.json);
+  if (data.int !== undefined && data.int !== null) return Buffer.from(String(data.int));
+  if (data.double !== undefined && data.double !== null) return Buffer.from(String(data.double));
+  throw new Error('unsupported output value');
+}
+
+function outputValue(name: string, response: RpcInvocationResponse): RpcTypedData | undefined {
+  const data =
+    name === '$return' ? response.returnValue : response.outputData?.find((o) => o.name === name)?.data;
+  return data ?? undefined;
+}
+
+/** `container/path/to/blob` → its parts. */
+export function splitBlobPath(path: string): { container: string; blob: string } {
+  const slash = path.indexOf('/');
+  if (slash <= 0 || slash === path.length - 1)
+    throw new Error(`blob path "${path}" is not <container>/<blob>`);
+  return { container: path.slice(0, slash), blob: path.slice(slash + 1) };
+}
+
+const createdContainers = new Set<string>();
+
+async function writeBlob(binding: BindingInfo, data: RpcTypedData, settings: Settings, path: string) {
+  const service = blobService(settings, binding.connection as string | undefined);
+  const { container, blob } = splitBlobPath(path);
+  const containerClient = service.getContainerClient(container);
+  // The binding creates a missing container, as the storage extension does.
+  if (!createdContainers.has(containerClient.url)) {
+    await containerClient.createIfNotExists();
+    createdContainers.add(containerClient.url);
+  }
+  const content = typedDataBytes(data);
+  await containerClient.getBlockBlobClient(blob).upload(content, content.length);
+}
+
+/** Posts the events to the topic as Event Grid's publisher does: one JSON array, key in `aeg-sas-key`. */
+async function publishEvents(binding: BindingInfo, data: RpcTypedData, settings: Settings) {
+  const endpointSetting = binding.topicEndpointUri as string | undefined;
+  const keySetting = binding.topicKeySetting as string | undefined;
+  if (!endpointSetting || !keySetting) {
+    throw new Error(
+      'eventGrid output: only topicEndpointUri + topicKeySetting connections are supported here',
+    );
+  }
+  const endpoint = settings[endpointSetting];
+  const key = settings[keySetting];
+  if (!endpoint || !key)
+    throw new Error(`eventGrid output: app settings ${endpointSetting} and ${keySetting} must be set`);
+  const parsed = JSON.parse(typedDataBytes(data).toString('utf8')) as unknown;
+  const events = Array.isArray(parsed) ? parsed : [parsed];
+  const cloudEvents = events.some(
+    (event) => typeof event === 'object' && event !== null && 'specversion' in event,
+  );
+  const response = await fetch(endpoint, {
+    method: 'POST',
+    headers: {
+      'aeg-sas-key': key,
+      'content-type': cloudEvents ? 'application/cloudevents-batch+json; charset=utf-8' : 'application/json',
+    },
+    body: JSON.stringify(events),
+  });
+  if (!response.ok) {
+    throw new Error(
+      `eventGrid output: the topic answered ${response.status} ${(await response.text()).slice(0, 500)}`,
+    );
+  }
+}
+
+export function outputWriter(settings: Settings, clock: StackClock): OutputWriter {
+  return async (
+    fn: RegisteredFunction,
+    response: RpcInvocationResponse,
+    bindingData: Record<string, unknown>,
+  ) => {
+    for (const [name, binding] of Object.entries(fn.bindings)) {
+      if (binding.direction !== 'out') continue;
+      const type = binding.type.toLowerCase();
+      const data = outputValue(name, response);
+      if (type === 'http' || data === undefined) continue;
+      if (type === 'blob') {
+        const path = resolveExpression(String(binding.path ?? ''), bindingData, settings, clock.date());
+        await writeBlob(binding, data, settings, path);
+      } else if (type === 'eventgrid') {
+        await publishEvents(binding, data, settings);
+      } else {
+        throw new Error(`output binding type '${binding.type}' (${name}) is not supported by this host`);
+      }
+    }
+  };
+}

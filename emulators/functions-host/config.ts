@@ -1,0 +1,124 @@
+/** The app's configuration: `host.json` and the app settings (environment + `local.settings.json`). */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { readJsonIfExists } from '../core/files.ts';
+
+const logLevel = z.enum(['Trace', 'Debug', 'Information', 'Warning', 'Error', 'Critical', 'None']);
+export type HostLogLevel = z.infer<typeof logLevel>;
+
+/** The parts of host.json (schema version 2.0) this host honours; anything else is accepted and ignored. */
+const hostJsonSchema = z.looseObject({
+  version: z.literal('2.0').optional(),
+  functionTimeout: z.string().optional(),
+  logging: z.looseObject({ logLevel: z.record(z.string(), logLevel).optional() }).optional(),
+  extensions: z
+    .looseObject({
+      http: z.looseObject({ routePrefix: z.string().optional() }).optional(),
+      queues: z.looseObject({ maxDequeueCount: z.number().int().positive().optional() }).optional(),
+      eventHubs: z
+        .looseObject({
+          maxEventBatchSize: z.number().int().positive().optional(),
+          maxBatchSize: z.number().int().positive().optional(),
+          batchCheckpointFrequency: z.number().int().positive().optional(),
+        })
+        .optional(),
+    })
+    .optional(),
+});
+
+export interface HostConfig {
+  routePrefix: string;
+  /** Undefined means no limit (`"functionTimeout": "-1"`). */
+  functionTimeoutMs: number | undefined;
+  /** Category → level, compared case-insensitively; `default` applies to the rest. */
+  logLevels: Record<string, HostLogLevel>;
+  /** Failed tries before a blob goes to the poison store (`extensions.queues.maxDequeueCount`). */
+  maxDequeueCount: number;
+  eventHubs: { maxBatchSize: number; checkpointFrequency: number };
+}
+
+/** Core Tools' default for a local host: the Consumption plan limit. */
+const DEFAULT_TIMEOUT_MS = 5 * 60_000;
+
+/** Parses `[d.]hh:mm:ss[.fff]`, the TimeSpan form host.json and timer schedules use. */
+export function parseTimeSpan(text: string): number | undefined {
+  const match = /^(?:(\d+)\.)?(\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.(\d{1,7}))?$/.exec(text.trim());
+  if (!match) return undefined;
+  const [, days = '0', hours = '0', minutes = '0', seconds = '0', fraction = '0'] = match;
+  return (
+    ((Number(days) * 24 + Number(hours)) * 60 + Number(minutes)) * 60_000 +
+    Number(seconds) * 1000 +
+    Math.round(Number(`0.${fraction}`) * 1000)
+  );
+}
+
+export function loadHostConfig(appDir: string): HostConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(join(appDir, 'host.json'), 'utf8'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`no host.json in ${appDir}`);
+    throw new Error(`host.json is not valid JSON: ${(error as Error).message}`);
+  }
+  const parsed = hostJsonSchema.safeParse(raw);
+  if (!parsed.success) throw new Error(`host.json: ${z.prettifyError(parsed.error)}`);
+  const host = parsed.data;
+  let functionTimeoutMs: number | undefined = DEFAULT_TIMEOUT_MS;
+  if (host.functionTimeout === '-1') functionTimeoutMs = undefined;
+  else if (host.functionTimeout !== undefined) {
+    functionTimeoutMs = parseTimeSpan(host.functionTimeout);
+    if (functionTimeoutMs === undefined)
+      throw new Error(`host.json: functionTimeout "${host.functionTimeout}" is not hh:mm:ss`);
+  }
+  const eventHubs = host.extensions?.eventHubs;
+  return {
+    routePrefix: (host.extensions?.http?.routePrefix ?? 'api').replace(/^\/+|\/+$/g, ''),
+    functionTimeoutMs,
+    logLevels: Object.fromEntries(
+      Object.entries(host.logging?.logLevel ?? {}).map(([category, level]) => [
+        category.toLowerCase(),
+        level,
+      ]),
+    ),
+    maxDequeueCount: host.extensions?.queues?.maxDequeueCount ?? 5,
+    eventHubs: {
+      maxBatchSize: eventHubs?.maxEventBatchSize ?? eventHubs?.maxBatchSize ?? 100,
+      checkpointFrequency: eventHubs?.batchCheckpointFrequency ?? 1,
+    },
+  };
+}
+
+const localSettingsSchema = z.looseObject({
+  IsEncrypted: z.boolean().optional(),
+  Values: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+});
+
+/**
+ * The environment the app runs with. Precedence, as `func start` applies it: a variable already set
+ * (non-empty) in the environment wins over `local.settings.json` `Values`; the component's `settings`
+ * are the app settings the stack gives the app (Azure's "Application settings"), so they count as
+ * environment and win over both.
+ */
+export function resolveAppSettings(
+  appDir: string,
+  settings: Record<string, string>,
+  environment: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
+  let raw: unknown;
+  try {
+    raw = readJsonIfExists(join(appDir, 'local.settings.json')) ?? {};
+  } catch (error) {
+    throw new Error(`local.settings.json is not valid JSON: ${(error as Error).message}`);
+  }
+  const parsed = localSettingsSchema.safeParse(raw);
+  if (!parsed.success) throw new Error(`local.settings.json: ${z.prettifyError(parsed.error)}`);
+  if (parsed.data.IsEncrypted)
+    throw new Error('local.settings.json is encrypted; this host reads only plain values');
+  const resolved: Record<string, string> = {};
+  for (const [name, value] of Object.entries(parsed.data.Values ?? {})) {
+    if (!environment[name]) resolved[name] = String(value);
+  }
+  for (const [name, value] of Object.entries(settings)) resolved[name] = value;
+  return resolved;
+}

@@ -1,0 +1,71 @@
+/** What the host's parts share: the app, its configuration, keys, logs and the invoker. */
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { hostname } from 'node:os';
+import type { StackClock } from '../core/clock.ts';
+import type { HostConfig } from './config.ts';
+import type { Settings } from './connections.ts';
+import type { AppRegistry, BindingInfo, RegisteredFunction } from './core-api.ts';
+import type { Invoker, TriggerInput } from './invoke.ts';
+import type { KeyManager } from './keys.ts';
+import type { FunctionLogs } from './logs.ts';
+
+export interface Host {
+  appDir: string;
+  hostId: string;
+  /** `http://127.0.0.1:<port>`, known once the server listens. */
+  baseUrl: string;
+  config: HostConfig;
+  settings: Settings;
+  registry: AppRegistry;
+  invoker: Invoker;
+  keys: KeyManager;
+  logs: FunctionLogs;
+  clock: StackClock;
+}
+
+/** A running listener (timer schedule, blob scan, Event Hubs processor …). */
+export interface Listener {
+  stop(): Promise<void>;
+}
+
+/** One kind of trigger: how it listens, and how the admin API runs it by hand. */
+export interface TriggerKind {
+  /** The binding type, as registered (`timerTrigger`). */
+  type: string;
+  listen?(host: Host, fn: RegisteredFunction, trigger: TriggerBinding): Promise<Listener>;
+  /** Input for `POST /admin/functions/<name>` with `{"input": …}`. */
+  adminInput?(
+    host: Host,
+    fn: RegisteredFunction,
+    trigger: TriggerBinding,
+    input: string,
+  ): Promise<TriggerInput>;
+  /** An endpoint under `/runtime/webhooks/<name>` that delivers to this kind's functions. */
+  webhook?: {
+    name: string;
+    serve(host: Host, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void>;
+  };
+}
+
+export interface TriggerBinding extends BindingInfo {
+  name: string;
+}
+
+export function triggerOf(fn: RegisteredFunction): TriggerBinding {
+  const entry = Object.entries(fn.bindings).find(([, binding]) => /trigger$/i.test(binding.type));
+  if (!entry) throw new Error(`function ${fn.name} has no trigger binding`);
+  return { ...entry[1], name: entry[0] };
+}
+
+/**
+ * The host id the runtime derives for a host outside Azure (machine name and a hash of the app's
+ * path, lower case, at most 32 characters), or the `AzureFunctionsWebHost__hostid` setting.
+ */
+export function defaultHostId(appDir: string, settings: Settings): string {
+  const configured = settings.AzureFunctionsWebHost__hostid;
+  if (configured) return configured.toLowerCase();
+  const hash = createHash('sha256').update(appDir).digest().readUInt32BE(0);
+  const id = `${hostname()}-${hash}`.toLowerCase().replace(/[^a-z0-9-]/g, '');
+  return id.slice(0, 32).replace(/-+$/, '');
+}

@@ -1,0 +1,359 @@
+/** The host's HTTP side, driven over real HTTP: loading, routes, methods, keys, logs, failures, admin API, keys CLI. */
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StackSecrets } from '../core/secrets.ts';
+import { type ComponentUnderTest, startComponent, testContext, testDataDir } from '../core/testing.ts';
+import { keysCommand } from './cli.ts';
+import { appPath, readLog, waitFor } from './test/helpers.ts';
+
+const data = testDataDir();
+const logFile = join(data.dir, 'logs', 'functions.jsonl');
+let host: ComponentUnderTest;
+let base: string;
+let secrets: StackSecrets;
+
+beforeAll(async () => {
+  host = await startComponent(
+    'functions',
+    {
+      port: 0,
+      appDir: appPath('app-cjs'),
+      logFile,
+      // Keys in files: this suite runs without storage (the blob suite covers azure-webjobs-secrets).
+      settings: {
+        AzureWebJobsSecretStorageType: 'files',
+        FROM_SETTINGS: 'settings',
+        OVERRIDDEN: 'from settings',
+      },
+    },
+    data.dir,
+  );
+  base = host.endpoints.baseUrl as string;
+  secrets = (await testContext(data.dir)).secrets;
+});
+
+afterAll(async () => {
+  await host?.stop();
+  data.remove();
+});
+
+const get = (path: string, init?: RequestInit) => fetch(`${base}${path}`, init);
+
+describe('loading', () => {
+  it('loads every file the main glob matches (CommonJS) and serves on 127.0.0.1', async () => {
+    expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect((await get('/api/hello')).status).toBe(200); // src/functions/http.js
+    expect((await get('/api/hooked')).status).toBe(200); // src/functions/hooks.js
+  });
+
+  it('merges settings over local.settings.json Values, as func does', async () => {
+    const body = await (await get('/api/settings')).json();
+    expect(body).toEqual({ FROM_LOCAL: 'local', OVERRIDDEN: 'from settings', FROM_SETTINGS: 'settings' });
+  });
+
+  it('refuses registrations after start with a clear error', async () => {
+    const response = await get('/api/register');
+    expect(response.status).toBe(409);
+    expect(await response.text()).toBe('A function can only be registered during app startup.');
+    expect((await get('/api/late')).status).toBe(404);
+  });
+
+  it('runs appStart, preInvocation and postInvocation hooks', async () => {
+    const response = await get('/api/hooked');
+    expect(await response.text()).toBe('appStart');
+    expect(response.headers.get('x-post-hook')).toBe('ran');
+  });
+});
+
+describe('routing', () => {
+  it('matches routes case-insensitively and converts the response through the library', async () => {
+    for (const path of ['/api/hello/Ada', '/API/HELLO/Ada', '/Api/hello/Ada/']) {
+      const response = await get(path);
+      expect(response.status).toBe(200);
+      expect(await response.text()).toBe('Hello, Ada');
+      expect(response.headers.get('x-greeting')).toBe('yes');
+      expect(response.headers.get('set-cookie')).toBe(
+        'visited=1; Path=/; Max-Age=60; HttpOnly; SameSite=Lax',
+      );
+    }
+    expect(await (await get('/api/hello?name=Bob')).text()).toBe('Hello, Bob');
+  });
+
+  it('applies templates, constraints, catch-alls and literal-first precedence', async () => {
+    const params = async (path: string) => ((await (await get(path)).json()) as { params: unknown }).params;
+    expect(await params('/api/products/books/12')).toEqual({ category: 'books', id: '12' });
+    expect(await params('/api/products/books')).toEqual({ category: 'books' });
+    expect((await get('/api/products/123/1')).status).toBe(404); // alpha
+    expect((await get('/api/products/books/x')).status).toBe(404); // int
+    expect((await get('/api/products/books/99999999999')).status).toBe(404); // beyond int
+    expect(await (await get('/api/products/special')).text()).toBe('literal wins');
+    expect(await (await get('/api/files/a/b/c%20d.txt')).text()).toBe('a/b/c d.txt');
+  });
+
+  it('answers 404 (empty) for unknown routes and — like the real host — for a method the function does not accept', async () => {
+    for (const [method, path] of [
+      ['GET', '/api/nope'],
+      ['GET', '/nope'],
+      ['GET', '/api/post-only'],
+      ['PUT', '/api/hello'],
+      ['HEAD', '/api/hello'],
+    ]) {
+      const response = await get(path as string, { method });
+      expect(response.status, `${method} ${path}`).toBe(404);
+      expect(await response.text()).toBe('');
+    }
+    expect((await get('/api/post-only', { method: 'POST' })).status).toBe(201);
+  });
+
+  it('answers 204 for an explicit 204, and 200 with an empty body when the function returns nothing', async () => {
+    expect((await get('/api/noContent')).status).toBe(204);
+    const nothing = await get('/api/nothing');
+    expect(nothing.status).toBe(200);
+    expect(await nothing.text()).toBe('');
+  });
+});
+
+describe('keys', () => {
+  const functionKey = async (fn: string) =>
+    ((await host.action('listKeys', { function: fn })) as { default: string }).default;
+
+  it('requires a key for authLevel function: 401 when missing or wrong', async () => {
+    expect((await get('/api/keyed')).status).toBe(401);
+    expect((await get('/api/keyed?code=wrong')).status).toBe(401);
+    expect((await get('/api/keyed', { headers: { 'x-functions-key': 'wrong' } })).status).toBe(401);
+  });
+
+  it('accepts the host key, the master key and the function key, from code or x-functions-key', async () => {
+    expect((await get(`/api/keyed?code=${secrets.functionKey}`)).status).toBe(200);
+    expect((await get('/api/keyed', { headers: { 'x-functions-key': secrets.functionKey } })).status).toBe(
+      200,
+    );
+    expect((await get(`/api/keyed?code=${secrets.masterKey}`)).status).toBe(200);
+    expect((await get(`/api/keyed?code=${encodeURIComponent(await functionKey('keyed'))}`)).status).toBe(200);
+    // Another function's key is not this function's key.
+    expect((await get(`/api/keyed?code=${encodeURIComponent(await functionKey('hello'))}`)).status).toBe(401);
+  });
+
+  it('requires the master key for authLevel admin', async () => {
+    expect((await get(`/api/admin-only?code=${secrets.functionKey}`)).status).toBe(401);
+    expect((await get(`/api/admin-only?code=${secrets.masterKey}`)).status).toBe(200);
+  });
+
+  it('sets and renews keys through the actions; old values stop working', async () => {
+    const set = (await host.action('setKey', {
+      function: 'keyed',
+      keyName: 'ci',
+      keyValue: 'a-key-chosen-by-ci-0123456789',
+    })) as {
+      value: string;
+    };
+    expect(set).toEqual({ name: 'ci', value: 'a-key-chosen-by-ci-0123456789' });
+    expect((await get(`/api/keyed?code=${set.value}`)).status).toBe(200);
+    const renewed = (await host.action('renewKey', { function: 'keyed', keyName: 'ci' })) as {
+      value: string;
+    };
+    expect(renewed.value).not.toBe(set.value);
+    expect((await get(`/api/keyed?code=${set.value}`)).status).toBe(401);
+    expect((await get(`/api/keyed?code=${renewed.value}`)).status).toBe(200);
+    await expect(host.action('listKeys', { function: 'nope' })).rejects.toThrow('no function named nope');
+    await expect(host.action('setKey', { keyName: 'bad name!' })).rejects.toThrow(/key names/);
+  });
+
+  describe('keys CLI against a control API', () => {
+    let control: Server;
+    let url: string;
+    beforeAll(async () => {
+      // The launcher's control API shape: POST /components/functions/<action>, key header, JSON in and out.
+      control = createServer(async (req, res) => {
+        const chunks: Buffer[] = [];
+        for await (const chunk of req) chunks.push(chunk as Buffer);
+        const action = /^\/components\/functions\/(\w+)$/.exec(req.url ?? '')?.[1];
+        if (req.headers['x-taskstack-key'] !== 'control-key' || !action) return void res.writeHead(401).end();
+        try {
+          const result = await host.action(action, JSON.parse(Buffer.concat(chunks).toString() || '{}'));
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result ?? null));
+        } catch (error) {
+          res.writeHead(500).end(JSON.stringify({ error: (error as Error).message }));
+        }
+      });
+      await new Promise<void>((resolve) => control.listen(0, '127.0.0.1', resolve));
+      url = `http://127.0.0.1:${(control.address() as AddressInfo).port}`;
+    });
+    afterAll(() => new Promise<void>((resolve) => control.close(() => resolve())));
+
+    it('lists host keys and function keys as az prints them, sets and renews', async () => {
+      const ctl = { url, key: 'control-key' };
+      const hostKeys = JSON.parse(await keysCommand(['list'], ctl));
+      expect(hostKeys).toEqual({
+        functionKeys: { default: secrets.functionKey },
+        masterKey: secrets.masterKey,
+        systemKeys: { eventgrid_extension: secrets.eventGridExtensionKey },
+      });
+      const fnKeys = JSON.parse(await keysCommand(['functions', 'keys', 'list', '--function', 'keyed'], ctl));
+      expect(Object.keys(fnKeys)).toContain('default');
+      const added = JSON.parse(
+        await keysCommand(['set', '--key-name', 'extra', '--key-value', 'host-extra-key-0123456789'], ctl),
+      );
+      expect(added).toEqual({ name: 'extra', value: 'host-extra-key-0123456789' });
+      expect((await get('/api/keyed?code=host-extra-key-0123456789')).status).toBe(200);
+      const renewed = JSON.parse(
+        await keysCommand(['renew', '--function', 'keyed', '--key-name', 'default'], ctl),
+      );
+      expect((await get(`/api/keyed?code=${encodeURIComponent(renewed.value)}`)).status).toBe(200);
+      expect((await get(`/api/keyed?code=${encodeURIComponent(fnKeys.default)}`)).status).toBe(401);
+      await expect(keysCommand(['list', '--function', 'nope'], ctl)).rejects.toThrow(
+        'no function named nope',
+      );
+      await expect(keysCommand(['set'], ctl)).rejects.toThrow('--key-name is required');
+      await expect(keysCommand(['frobnicate'], ctl)).rejects.toThrow('usage:');
+    });
+  });
+});
+
+describe('request bodies', () => {
+  it('passes binary bodies and multipart uploads through', async () => {
+    const bytes = new Uint8Array(1024 * 1024).fill(7);
+    const echo = await (
+      await get('/api/echo', {
+        method: 'POST',
+        body: bytes,
+        headers: { 'content-type': 'application/octet-stream' },
+      })
+    ).json();
+    expect(echo).toEqual({ bytes: bytes.length, contentType: 'application/octet-stream' });
+    const form = new FormData();
+    form.set('taskId', 't1');
+    form.set('file', new Blob(['hello file']), 'notes.txt');
+    expect(await (await get('/api/upload', { method: 'POST', body: form })).text()).toBe(
+      'File uploaded: t1/notes.txt (10 bytes)',
+    );
+  });
+
+  it('answers 413 beyond 100 MB without reading the body', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(
+        `${base}/api/echo`,
+        { method: 'POST', headers: { 'content-length': 100 * 1024 * 1024 + 1 } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.write(Buffer.alloc(1024));
+    });
+    expect(status).toBe(413);
+  });
+});
+
+describe('failures and logs', () => {
+  it('answers 500 with no stack trace when a function throws; the trace goes to the log; the host keeps serving', async () => {
+    const response = await get('/api/fail');
+    expect(response.status).toBe(500);
+    expect(await response.text()).toBe('');
+    const failed = await waitFor('the failure in the log', () =>
+      readLog(logFile).find(
+        (entry) => entry.function === 'fail' && entry.message.startsWith("Executed 'Functions.fail' (Failed"),
+      ),
+    );
+    const trace = readLog(logFile).find(
+      (entry) => entry.invocationId === failed.invocationId && entry.message.includes('boom'),
+    );
+    expect(trace?.message).toMatch(/Exception: boom: internal detail[\s\S]*at /);
+    expect(
+      readLog(logFile).some(
+        (e) => e.invocationId === failed.invocationId && e.level === 'error' && e.message === 'about to fail',
+      ),
+    ).toBe(true);
+    expect((await get('/api/hello')).status).toBe(200);
+  });
+
+  it('cancels a function past functionTimeout (host.json: 2 s), answers 500 and keeps serving', async () => {
+    const started = Date.now();
+    const response = await get('/api/slow');
+    expect(response.status).toBe(500);
+    expect(Date.now() - started).toBeLessThan(3900);
+    await waitFor('the timeout line', () =>
+      readLog(logFile).find(
+        (e) =>
+          e.function === 'slow' &&
+          /^Timeout value of 00:00:02 exceeded by function 'Functions.slow'/.test(e.message),
+      ),
+    );
+    expect((await get('/api/hello')).status).toBe(200);
+  });
+
+  it("writes each invocation's lines and the host's Executing/Executed lines to the console and the JSON-lines file", async () => {
+    await get('/api/hello/Grace');
+    const line = await waitFor('the user log line', () =>
+      readLog(logFile).find((e) => e.message === 'hello Grace'),
+    );
+    expect(line).toMatchObject({ function: 'hello', level: 'information' });
+    expect(Date.parse(line.time)).not.toBeNaN();
+    const lines = readLog(logFile).filter((e) => e.invocationId === line.invocationId);
+    expect(lines.map((e) => e.message)).toEqual([
+      expect.stringMatching(
+        /^Executing 'Functions\.hello' \(Reason='This function was programmatically called via the host APIs\.', Id=[0-9a-f-]{36}\)$/,
+      ),
+      'hello Grace',
+      expect.stringMatching(/^Executed 'Functions\.hello' \(Succeeded, Id=[0-9a-f-]{36}, Duration=\d+ms\)$/),
+    ]);
+    expect(lines[0]?.message).toContain(line.invocationId);
+    await waitFor('the console line', () => host.output.includes('[hello] hello Grace'));
+  });
+
+  it('filters by host.json logging levels (Function.quiet.User: Warning)', async () => {
+    await get('/api/quiet');
+    await waitFor('the warning', () => readLog(logFile).find((e) => e.message === 'kept by host.json'));
+    expect(readLog(logFile).some((e) => e.message === 'suppressed by host.json')).toBe(false);
+  });
+
+  it('never crashes on malformed requests', async () => {
+    expect((await get('/api/files/%E0%A4%A')).status).toBe(200);
+    const raw = await new Promise<number>((resolve, reject) => {
+      const req = request(`${base}/api/hello`, { headers: { host: 'not a host' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(raw).toBe(200);
+    expect((await get('/api/hello')).status).toBe(200);
+  });
+});
+
+describe('admin API', () => {
+  const admin = (path: string, init: RequestInit = {}) =>
+    get(path, { ...init, headers: { 'x-functions-key': secrets.masterKey, ...init.headers } });
+
+  it('requires the master key', async () => {
+    expect((await get('/admin/functions')).status).toBe(401);
+    expect(
+      (await get('/admin/host/status', { headers: { 'x-functions-key': secrets.functionKey } })).status,
+    ).toBe(401);
+  });
+
+  it('lists functions with their bindings and reports host status', async () => {
+    const functions = (await (await admin('/admin/functions')).json()) as {
+      name: string;
+      invoke_url_template: string;
+      config: { bindings: { type: string }[] };
+    }[];
+    const hello = functions.find((fn) => fn.name === 'hello');
+    expect(hello?.invoke_url_template).toBe(`${base}/api/hello/{name?}`);
+    expect(hello?.config.bindings.map((b) => b.type)).toEqual(['httpTrigger', 'http']);
+    const status = await (await admin('/admin/host/status')).json();
+    expect(status).toMatchObject({ state: 'Running' });
+  });
+
+  it('refuses to run an HTTP function or an unknown one by hand, and a body that is not {"input": …}', async () => {
+    expect((await admin('/admin/functions/hello', { method: 'POST', body: '{"input":""}' })).status).toBe(
+      400,
+    );
+    expect((await admin('/admin/functions/nope', { method: 'POST', body: '{"input":""}' })).status).toBe(404);
+    expect((await admin('/admin/functions/hello', { method: 'POST', body: 'not json' })).status).toBe(400);
+  });
+});

@@ -1,0 +1,74 @@
+/** Between node:http and the worker's HTTP data (what the library turns into HttpRequest / from HttpResponse). */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RegisteredFunction, RpcHttpCookie, RpcHttpData, RpcInvocationResponse } from '../core-api.ts';
+
+export function toRpcHttp(
+  req: IncomingMessage,
+  body: Buffer,
+  baseUrl: string,
+  params: Record<string, string>,
+): RpcHttpData {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  // The URL the client used (Host header) when it is a valid one; the bound address otherwise.
+  const url = URL.canParse(`http://${req.headers.host}${req.url}`)
+    ? `http://${req.headers.host}${req.url}`
+    : `${baseUrl}${req.url}`;
+  return { method: req.method, url, headers, params, body: body.length ? { bytes: body } : undefined };
+}
+
+/** The HTTP output of an invocation: the `http` output binding (usually `$return`), if it was set. */
+export function httpOutput(
+  fn: RegisteredFunction,
+  response: RpcInvocationResponse | undefined,
+): RpcHttpData | undefined {
+  const name = Object.entries(fn.bindings).find(
+    ([, b]) => b.direction === 'out' && b.type.toLowerCase() === 'http',
+  )?.[0];
+  if (!name || !response) return undefined;
+  const data =
+    name === '$return' ? response.returnValue : response.outputData?.find((o) => o.name === name)?.data;
+  return data?.http ?? undefined;
+}
+
+const sameSite: Record<string, string> = { lax: 'Lax', strict: 'Strict', explicitNone: 'None' };
+
+function setCookie(cookie: RpcHttpCookie): string {
+  const parts = [`${cookie.name ?? ''}=${cookie.value ?? ''}`];
+  if (cookie.domain?.value) parts.push(`Domain=${cookie.domain.value}`);
+  if (cookie.path?.value) parts.push(`Path=${cookie.path.value}`);
+  const expires = cookie.expires?.value;
+  if (expires?.seconds !== undefined && expires.seconds !== null) {
+    parts.push(
+      `Expires=${new Date(Number(expires.seconds) * 1000 + (expires.nanos ?? 0) / 1e6).toUTCString()}`,
+    );
+  }
+  if (cookie.maxAge?.value !== undefined && cookie.maxAge.value !== null)
+    parts.push(`Max-Age=${cookie.maxAge.value}`);
+  if (cookie.secure?.value) parts.push('Secure');
+  if (cookie.httpOnly?.value) parts.push('HttpOnly');
+  const site = cookie.sameSite && sameSite[cookie.sameSite];
+  if (site) parts.push(`SameSite=${site}`);
+  return parts.join('; ');
+}
+
+/** Framing is ours to decide: never pass these through from the function. */
+const hopByHop = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive']);
+
+/** Writes the function's response; no HTTP output at all is 200 with an empty body, as the host answers. */
+export function sendRpcHttp(res: ServerResponse, data: RpcHttpData | undefined, head: boolean): void {
+  const body = data?.body?.bytes ? Buffer.from(data.body.bytes) : Buffer.from(data?.body?.string ?? '');
+  const status = Number(data?.statusCode ?? 200);
+  res.statusCode = Number.isInteger(status) && status >= 100 && status <= 999 ? status : 500;
+  for (const [name, value] of Object.entries(data?.headers ?? {})) {
+    if (!hopByHop.has(name.toLowerCase())) res.setHeader(name, value);
+  }
+  const cookies = (data?.cookies ?? []).map(setCookie);
+  if (cookies.length) res.appendHeader('set-cookie', cookies);
+  // 204 and 304 carry no body, so no length either.
+  const bodyless = res.statusCode === 204 || res.statusCode === 304;
+  if (!bodyless) res.setHeader('content-length', body.length);
+  res.end(head || bodyless ? undefined : body);
+}

@@ -1,0 +1,110 @@
+/** HTTP-triggered functions: route table, methods, authorization levels, invocation. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readBody } from '../../core/http.ts';
+import type { RegisteredFunction } from '../core-api.ts';
+import { type Host, triggerOf } from '../host.ts';
+import type { AuthLevel } from '../keys.ts';
+import { httpOutput, sendRpcHttp, toRpcHttp } from './convert.ts';
+import { type CompiledRoute, comparePrecedence, compileRoute, matchRoute } from './routes.ts';
+
+/** Azure's request size limit for HTTP triggers. */
+export const MAX_REQUEST_BYTES = 100 * 1024 * 1024;
+const REASON = 'This function was programmatically called via the host APIs.';
+
+interface HttpRoute {
+  fn: RegisteredFunction;
+  bindingName: string;
+  route: CompiledRoute;
+  /** Upper-case methods; undefined accepts every method. */
+  methods: Set<string> | undefined;
+  authLevel: AuthLevel;
+}
+
+/** The key a request presents: the `x-functions-key` header, else the `code` query parameter. */
+export function presentedKey(req: IncomingMessage, query: URLSearchParams): string | undefined {
+  const header = req.headers['x-functions-key'];
+  return (Array.isArray(header) ? header[0] : header) || query.get('code') || undefined;
+}
+
+export function httpRoutes(host: Host): HttpRoute[] {
+  const routes: HttpRoute[] = [];
+  for (const fn of host.registry.functions.values()) {
+    const trigger = triggerOf(fn);
+    if (trigger.type.toLowerCase() !== 'httptrigger') continue;
+    const route = typeof trigger.route === 'string' && trigger.route.trim() ? trigger.route.trim() : fn.name;
+    const methods = Array.isArray(trigger.methods)
+      ? trigger.methods.map((m) => String(m).toUpperCase())
+      : undefined;
+    const level = String(trigger.authLevel ?? 'function').toLowerCase();
+    if (level !== 'anonymous' && level !== 'function' && level !== 'admin') {
+      throw new Error(
+        `function ${fn.name}: authLevel "${trigger.authLevel}" is not anonymous, function or admin`,
+      );
+    }
+    routes.push({
+      fn,
+      bindingName: trigger.name,
+      route: compileRoute([host.config.routePrefix, route.replace(/^\/+/, '')].filter(Boolean).join('/')),
+      methods: methods?.length ? new Set(methods) : undefined,
+      authLevel: level,
+    });
+  }
+  return routes.sort((a, b) => comparePrecedence(a.route, b.route));
+}
+
+/** The invoke URL of an HTTP function, as the admin API reports it. */
+export function invokeUrl(host: Host, route: HttpRoute): string {
+  return `${host.baseUrl}/${route.route.template}`;
+}
+
+/**
+ * Serves a request if an HTTP function's route and methods match; returns false otherwise (the host
+ * answers 404 then — also for a known route with another method, as the real host does).
+ */
+export async function serveFunction(
+  host: Host,
+  routes: HttpRoute[],
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+): Promise<boolean> {
+  const segments = url.pathname
+    .split('/')
+    .filter((segment) => segment !== '')
+    .map((segment) => {
+      try {
+        return decodeURIComponent(segment);
+      } catch {
+        return segment;
+      }
+    });
+  const method = req.method ?? 'GET';
+  let found: { route: HttpRoute; params: Record<string, string> } | undefined;
+  for (const route of routes) {
+    if (route.methods && !route.methods.has(method)) continue;
+    const params = matchRoute(route.route, segments);
+    if (params) {
+      found = { route, params };
+      break;
+    }
+  }
+  if (!found) return false;
+  const { route, params } = found;
+  if (!(await host.keys.authorize(route.authLevel, presentedKey(req, url.searchParams), route.fn.name))) {
+    res.writeHead(401, { 'content-length': 0 }).end();
+    return true;
+  }
+  const body = await readBody(req, MAX_REQUEST_BYTES);
+  const outcome = await host.invoker.invoke(route.fn, {
+    inputData: [{ name: route.bindingName, data: { http: toRpcHttp(req, body, host.baseUrl, params) } }],
+    reason: REASON,
+    bindingData: { ...params, query: Object.fromEntries(url.searchParams) },
+  });
+  if (!outcome.succeeded) {
+    // The trace is in the log; the client learns only that the function failed.
+    res.writeHead(500, { 'content-length': 0 }).end();
+    return true;
+  }
+  sendRpcHttp(res, httpOutput(route.fn, outcome.response), method === 'HEAD');
+  return true;
+}

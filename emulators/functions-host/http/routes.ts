@@ -1,0 +1,168 @@
+/**
+ * ASP.NET Core route templates, as the host routes HTTP functions: literal and parameter segments
+ * matched case-insensitively, `{name?}`, `{name=default}`, `{*catchAll}`, inline constraints
+ * (`{id:int}`, `{name:alpha:minlength(2)}`, `{x:regex(^a+$)}` …), and ASP.NET's precedence between
+ * templates (literal before constrained parameter before parameter before catch-all).
+ */
+interface Param {
+  name: string;
+  optional: boolean;
+  catchAll: boolean;
+  defaultValue?: string;
+  constraints: ((value: string) => boolean)[];
+}
+
+type Part = { literal: string } | { param: Param };
+interface Segment {
+  parts: Part[];
+  /** For segments mixing literals and parameters (`{name}.json`). */
+  pattern?: RegExp;
+}
+
+export interface CompiledRoute {
+  template: string;
+  segments: Segment[];
+  /** ASP.NET's inbound precedence, one digit per segment: lower is more specific. */
+  precedence: number[];
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const integer = (min: bigint, max: bigint) => (value: string) =>
+  /^-?\d+$/.test(value) && BigInt(value) >= min && BigInt(value) <= max;
+const number = (value: string) => value.trim() !== '' && Number.isFinite(Number(value));
+
+function constraint(spec: string, template: string): (value: string) => boolean {
+  const [, name = '', args] = /^(\w+)(?:\((.*)\))?$/s.exec(spec) ?? [];
+  const nums = (args ?? '').split(',').map(Number);
+  const [a = Number.NaN, b = Number.NaN] = nums;
+  switch (name.toLowerCase()) {
+    case 'int':
+      return integer(-(2n ** 31n), 2n ** 31n - 1n);
+    case 'long':
+      return integer(-(2n ** 63n), 2n ** 63n - 1n);
+    case 'bool':
+      return (value) => /^(true|false)$/i.test(value);
+    case 'alpha':
+      return (value) => /^[a-z]+$/i.test(value);
+    case 'guid':
+      return (value) => /^[{(]?[0-9a-f]{8}-?([0-9a-f]{4}-?){3}[0-9a-f]{12}[)}]?$/i.test(value);
+    case 'datetime':
+      return (value) => !Number.isNaN(Date.parse(value));
+    case 'decimal':
+    case 'double':
+    case 'float':
+      return number;
+    case 'required':
+      return (value) => value !== '';
+    case 'minlength':
+      return (value) => value.length >= a;
+    case 'maxlength':
+      return (value) => value.length <= a;
+    case 'length':
+      return nums.length === 2
+        ? (value) => value.length >= a && value.length <= b
+        : (value) => value.length === a;
+    case 'min':
+      return (value) => integer(-(2n ** 63n), 2n ** 63n - 1n)(value) && Number(value) >= a;
+    case 'max':
+      return (value) => integer(-(2n ** 63n), 2n ** 63n - 1n)(value) && Number(value) <= a;
+    case 'range':
+      return (value) =>
+        integer(-(2n ** 63n), 2n ** 63n - 1n)(value) && Number(value) >= a && Number(value) <= b;
+    case 'regex': {
+      const regex = new RegExp(args ?? '', 'i');
+      return (value) => regex.test(value);
+    }
+    default:
+      throw new Error(`route "${template}": unknown constraint "${spec}"`);
+  }
+}
+
+function parseParam(body: string, template: string): Param {
+  const match = /^(\*{1,2})?([A-Za-z_][\w]*)((?::(?:\w+(?:\((?:[^()]|\([^()]*\))*\))?))*)(\?|=(.*))?$/s.exec(
+    body,
+  );
+  if (!match) throw new Error(`route "${template}": invalid parameter "{${body}}"`);
+  const [, star, name = '', constraintText = '', suffix, defaultValue] = match;
+  const specs = constraintText.match(/:\w+(?:\((?:[^()]|\([^()]*\))*\))?/g) ?? [];
+  return {
+    name,
+    catchAll: star !== undefined,
+    optional: suffix === '?' || defaultValue !== undefined || star !== undefined,
+    defaultValue,
+    constraints: specs.map((spec) => constraint(spec.slice(1), template)),
+  };
+}
+
+function parseSegment(text: string, template: string): Segment {
+  const parts: Part[] = [];
+  const regex = /\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}|([^{}]+)/g;
+  for (const match of text.matchAll(regex)) {
+    if (match[2] !== undefined) parts.push({ literal: match[2] });
+    else parts.push({ param: parseParam(match[1] ?? '', template) });
+  }
+  if (parts.length <= 1) return { parts };
+  const source = parts.map((part) => ('literal' in part ? escapeRegExp(part.literal) : '(.+?)')).join('');
+  return { parts, pattern: new RegExp(`^${source}$`, 'i') };
+}
+
+export function compileRoute(template: string): CompiledRoute {
+  const texts = template.split('/').filter((segment) => segment !== '');
+  const segments = texts.map((text) => parseSegment(text, template));
+  const precedence = segments.map((segment) => {
+    const [only] = segment.parts;
+    if (segment.parts.length > 1) return 2;
+    if (!only || 'literal' in only) return 1;
+    if (only.param.catchAll) return 5;
+    return only.param.constraints.length ? 3 : 4;
+  });
+  return { template, segments, precedence };
+}
+
+export function comparePrecedence(a: CompiledRoute, b: CompiledRoute): number {
+  for (let i = 0; i < Math.max(a.precedence.length, b.precedence.length); i++) {
+    const diff = (a.precedence[i] ?? 0) - (b.precedence[i] ?? 0);
+    if (diff) return diff;
+  }
+  return a.template.localeCompare(b.template);
+}
+
+const accepts = (param: Param, value: string) => param.constraints.every((check) => check(value));
+
+/** Route values if `path` (decoded segments) matches, else undefined. */
+export function matchRoute(route: CompiledRoute, path: string[]): Record<string, string> | undefined {
+  const values: Record<string, string> = {};
+  for (const [i, segment] of route.segments.entries()) {
+    const [only] = segment.parts;
+    const single = segment.parts.length === 1 && only && 'param' in only ? only.param : undefined;
+    if (single?.catchAll) {
+      const rest = path.slice(i).join('/');
+      if (rest && !accepts(single, rest)) return undefined;
+      if (rest || single.defaultValue !== undefined)
+        values[single.name] = rest || (single.defaultValue ?? '');
+      return values;
+    }
+    const value = path[i];
+    if (value === undefined) {
+      if (!single?.optional) return undefined;
+      if (single.defaultValue !== undefined) values[single.name] = single.defaultValue;
+      continue;
+    }
+    if (single) {
+      if (!accepts(single, value)) return undefined;
+      values[single.name] = value;
+    } else if (segment.pattern) {
+      const match = segment.pattern.exec(value);
+      if (!match) return undefined;
+      const params = segment.parts.flatMap((part) => ('param' in part ? [part.param] : []));
+      for (const [j, param] of params.entries()) {
+        const captured = match[j + 1] ?? '';
+        if (!accepts(param, captured)) return undefined;
+        values[param.name] = captured;
+      }
+    } else if (only && 'literal' in only && only.literal.toLowerCase() !== value.toLowerCase()) {
+      return undefined;
+    }
+  }
+  return path.length > route.segments.length ? undefined : values;
+}

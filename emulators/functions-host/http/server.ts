@@ -1,0 +1,45 @@
+/** The host's HTTP front: functions, admin API, extension webhooks. Failures never reach the client as traces. */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { BodyTooLargeError, MAX_HEADER_SIZE } from '../../core/http.ts';
+import type { Host, TriggerKind } from '../host.ts';
+import { serveAdmin } from './admin.ts';
+import { httpRoutes, serveFunction } from './functions.ts';
+
+export function createHostServer(host: Host, kinds: Map<string, TriggerKind>): Server {
+  const routes = httpRoutes(host);
+  const webhooks = new Map(
+    [...kinds.values()].flatMap((kind) => (kind.webhook ? [[kind.webhook.name, kind.webhook]] : [])),
+  );
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://host');
+    const path = url.pathname.toLowerCase();
+    if (path === '/admin' || path.startsWith('/admin/')) return serveAdmin(host, kinds, req, res, url);
+    const webhook = /^\/runtime\/webhooks\/([^/]+)\/?$/.exec(path);
+    const extension = webhook?.[1] ? webhooks.get(webhook[1]) : undefined;
+    if (extension) return extension.serve(host, req, res, url);
+    if (path === '/' && (req.method === 'GET' || req.method === 'HEAD')) {
+      res
+        .writeHead(200, { 'content-type': 'text/plain; charset=utf-8' })
+        .end('Your Functions 4.0 app is up and running\n');
+      return;
+    }
+    if (!(await serveFunction(host, routes, req, res, url)))
+      res.writeHead(404, { 'content-length': 0 }).end();
+  };
+  const server = createServer({ maxHeaderSize: MAX_HEADER_SIZE, keepAliveTimeout: 120_000 }, (req, res) => {
+    handle(req, res).catch((error: Error) => {
+      if (error instanceof BodyTooLargeError) {
+        // Stop reading the oversized body: answer, then close the connection.
+        res.writeHead(413, { 'content-length': 0, connection: 'close' }).end(() => req.destroy());
+        return;
+      }
+      host.logs.host(
+        'error',
+        `request ${req.method} ${req.url?.split('?')[0]} failed: ${error.stack ?? error.message}`,
+      );
+      if (!res.headersSent) res.writeHead(500, { 'content-length': 0 });
+      res.end();
+    });
+  });
+  return server;
+}

@@ -1,0 +1,167 @@
+/**
+ * The local Azure Functions runtime for Node.js v4 apps: loads the app in this process as the worker
+ * does, serves its HTTP functions with the host's routing and keys, runs its other triggers and writes
+ * its output bindings.
+ */
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import { defineEmulator } from '../core/emulator.ts';
+import { close, listen } from '../core/http.ts';
+import { outputWriter } from './bindings/outputs.ts';
+import { loadHostConfig, resolveAppSettings } from './config.ts';
+import { blobService, connectionSetting } from './connections.ts';
+import { AppRegistry, installCoreApi } from './core-api.ts';
+import { defaultHostId, type Host, type Listener, triggerOf } from './host.ts';
+import { createHostServer } from './http/server.ts';
+import { Invoker } from './invoke.ts';
+import { KeyManager, type KeyType } from './keys.ts';
+import { BlobSecretsStore, FileSecretsStore } from './keys-store.ts';
+import { loadApp, runAppStart, runAppTerminate } from './loader.ts';
+import { FunctionLogs } from './logs.ts';
+import { triggerKinds } from './triggers/kinds.ts';
+
+/** Checks an action's input, failing with a readable message. */
+function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
+  const parsed = schema.safeParse(input ?? {});
+  if (!parsed.success) throw new Error(z.prettifyError(parsed.error));
+  return parsed.data;
+}
+
+const keyTarget = z.object({
+  function: z.string().min(1).optional(),
+  keyType: z.enum(['functionKeys', 'systemKeys', 'masterKey']).optional(),
+  keyName: z.string().regex(/^[\w.-]{1,128}$/, 'key names are letters, digits, _ . -'),
+});
+
+export default defineEmulator({
+  name: 'functions',
+  options: z.object({
+    port: z.number().int().min(0).max(65535),
+    appDir: z.string().min(1),
+    settings: z.record(z.string(), z.string()).default({}),
+    logFile: z.string().optional(),
+  }),
+  async start(options, context) {
+    const appDir = resolve(options.appDir);
+    // The app reads its settings from process.env, as in Azure; it runs in this very process.
+    Object.assign(process.env, resolveAppSettings(appDir, options.settings));
+    const settings = process.env;
+    const config = loadHostConfig(appDir);
+    const logs = new FunctionLogs({
+      clock: context.clock,
+      print: context.log,
+      logFile: options.logFile,
+      levels: config.logLevels,
+    });
+    const registry = new AppRegistry((level, message) => logs.host(level, message));
+    installCoreApi(registry);
+    await loadApp(appDir);
+    await runAppStart(appDir, registry);
+    registry.lock();
+
+    const hostId = defaultHostId(appDir, settings);
+    const useBlob =
+      settings.AzureWebJobsSecretStorageType?.toLowerCase() !== 'files' &&
+      connectionSetting(settings, undefined);
+    const store = useBlob
+      ? new BlobSecretsStore(blobService(settings, undefined), hostId)
+      : new FileSecretsStore(context.stateDir && join(context.stateDir, 'secrets'));
+    const keys = new KeyManager(store, context.secrets, hostId);
+    await keys.host();
+
+    const invoker = new Invoker(
+      registry,
+      logs,
+      config.functionTimeoutMs,
+      outputWriter(settings, context.clock),
+    );
+    const host: Host = {
+      appDir,
+      hostId,
+      baseUrl: '',
+      config,
+      settings,
+      registry,
+      invoker,
+      keys,
+      logs,
+      clock: context.clock,
+    };
+    const kinds = triggerKinds();
+    const server = createHostServer(host, kinds);
+    const port = await listen(server, options.port);
+    host.baseUrl = `http://127.0.0.1:${port}`;
+    settings.WEBSITE_HOSTNAME = `127.0.0.1:${port}`;
+
+    const listeners: Listener[] = [];
+    const lines: string[] = [];
+    for (const fn of registry.functions.values()) {
+      const trigger = triggerOf(fn);
+      const type = trigger.type.toLowerCase();
+      if (type === 'httptrigger') {
+        const methods = Array.isArray(trigger.methods) ? `[${trigger.methods.join(',')}] ` : '';
+        lines.push(
+          `${fn.name}: ${methods}${host.baseUrl}/${[config.routePrefix, trigger.route ?? fn.name].filter(Boolean).join('/')}`,
+        );
+        continue;
+      }
+      lines.push(`${fn.name}: ${trigger.type}`);
+      const kind = kinds.get(type);
+      if (!kind?.listen) {
+        logs.host(
+          'warning',
+          `Function 'Functions.${fn.name}': trigger type '${trigger.type}' is not run by this host.`,
+        );
+        continue;
+      }
+      try {
+        listeners.push(await kind.listen(host, fn, trigger));
+      } catch (error) {
+        // As in Azure: one listener that cannot start leaves the rest of the host running.
+        logs.host(
+          'error',
+          `The listener for function 'Functions.${fn.name}' was unable to start. ${(error as Error).message}`,
+        );
+      }
+    }
+    logs.host('information', `Functions:\n\n${lines.map((line) => `\t${line}`).join('\n\n')}\n`);
+    logs.host('information', `Host started (host id ${hostId})`);
+
+    const listKeys = z.object({ function: z.string().min(1).optional() });
+    const known = (name: string | undefined) => {
+      if (name !== undefined && !registry.find(name)) throw new Error(`no function named ${name}`);
+      return name && registry.find(name)?.name;
+    };
+    const setKey = async (input: unknown, renew: boolean) => {
+      const target = parseInput(keyTarget.extend({ keyValue: z.string().min(1).optional() }), input);
+      if (target.function && target.keyType)
+        throw new Error('keyType applies to host keys only (omit function)');
+      return keys.set({
+        fn: known(target.function),
+        keyType: target.keyType as KeyType | undefined,
+        name: target.keyName,
+        value: renew ? undefined : target.keyValue,
+      });
+    };
+
+    return {
+      endpoints: { baseUrl: host.baseUrl },
+      async health() {
+        if (!server.listening) throw new Error('the functions host is not listening');
+      },
+      async stop() {
+        await Promise.allSettled(listeners.map((listener) => listener.stop()));
+        await close(server);
+        await runAppTerminate(registry).catch((error: Error) =>
+          logs.host('error', `appTerminate hook failed: ${error.message}`),
+        );
+        await logs.close();
+      },
+      actions: {
+        listKeys: async (input) => keys.list(known(parseInput(listKeys, input).function)),
+        setKey: (input) => setKey(input, false),
+        renewKey: (input) => setKey(input, true),
+      },
+    };
+  },
+});

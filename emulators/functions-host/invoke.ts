@@ -1,0 +1,191 @@
+/**
+ * One invocation, as the worker runs it: the library's programming model builds the arguments, hooks run
+ * around the handler, the model converts the result, then the host writes the output bindings. Adds what
+ * the host does around it: the Executing/Executed lines, failures that never escape, and functionTimeout.
+ */
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type {
+  AppRegistry,
+  CoreInvocationContext,
+  LogCategory,
+  LogLevel,
+  RegisteredFunction,
+  RpcInvocationResponse,
+  RpcParameterBinding,
+  RpcTypedData,
+} from './core-api.ts';
+import type { FunctionLogs } from './logs.ts';
+
+/** What a trigger hands the host for one invocation. */
+export interface TriggerInput {
+  inputData: RpcParameterBinding[];
+  triggerMetadata?: Record<string, RpcTypedData>;
+  /** The `Reason='…'` of the Executing line. */
+  reason: string;
+  /** Values binding expressions such as `{name}` may use in output paths. */
+  bindingData?: Record<string, unknown>;
+}
+
+export interface InvocationOutcome {
+  invocationId: string;
+  succeeded: boolean;
+  timedOut: boolean;
+  response?: RpcInvocationResponse;
+}
+
+/** Writes a finished invocation's output bindings (blob, Event Grid …). Throwing fails the invocation. */
+export type OutputWriter = (
+  fn: RegisteredFunction,
+  response: RpcInvocationResponse,
+  bindingData: Record<string, unknown>,
+) => Promise<void>;
+
+class FunctionTimeoutError extends Error {}
+
+/** `hh:mm:ss` as the host prints timeouts. */
+const timeSpan = (ms: number) => new Date(ms).toISOString().slice(11, 19);
+
+export class Invoker {
+  constructor(
+    private readonly registry: AppRegistry,
+    private readonly logs: FunctionLogs,
+    private readonly timeoutMs: number | undefined,
+    private readonly writeOutputs: OutputWriter,
+  ) {}
+
+  /** Runs the app's `log` hooks (they may rewrite level and message), then logs. */
+  log(
+    fn: string,
+    invocationId: string,
+    level: LogLevel,
+    category: LogCategory,
+    message: string,
+    context?: unknown,
+  ) {
+    const entry = {
+      level,
+      message,
+      category,
+      invocationContext: context,
+      hookData: {},
+      appHookData: this.registry.appHookData,
+    };
+    for (const hook of this.registry.hooks.log) {
+      try {
+        hook(entry);
+      } catch {
+        // A failing log hook must not take the invocation (or the host) down with it.
+      }
+    }
+    if (category === 'user') this.logs.user(fn, invocationId, entry.level, entry.message);
+    else this.logs.invocation(fn, invocationId, entry.level, entry.message);
+  }
+
+  async invoke(fn: RegisteredFunction, trigger: TriggerInput): Promise<InvocationOutcome> {
+    const invocationId = randomUUID();
+    const started = performance.now();
+    const say = (level: LogLevel, message: string) =>
+      this.logs.invocation(fn.name, invocationId, level, message);
+    say('information', `Executing 'Functions.${fn.name}' (Reason='${trigger.reason}', Id=${invocationId})`);
+
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    const work = this.#run(fn, invocationId, trigger, () => timedOut);
+    const deadline = new Promise<never>((_, reject) => {
+      if (this.timeoutMs === undefined) return;
+      timer = setTimeout(() => reject(new FunctionTimeoutError()), this.timeoutMs);
+    });
+    try {
+      const response = await Promise.race([work, deadline]);
+      say(
+        'information',
+        `Executed 'Functions.${fn.name}' (Succeeded, Id=${invocationId}, Duration=${this.#since(started)}ms)`,
+      );
+      return { invocationId, succeeded: true, timedOut, response };
+    } catch (error) {
+      if (error instanceof FunctionTimeoutError) {
+        timedOut = true;
+        // JavaScript cannot be pre-empted: the handler runs on, but its result and outputs are dropped.
+        work.catch(() => {});
+        say(
+          'error',
+          `Timeout value of ${timeSpan(this.timeoutMs ?? 0)} exceeded by function 'Functions.${fn.name}' (Id: '${invocationId}'). Initiating cancellation.`,
+        );
+      }
+      say(
+        'error',
+        `Executed 'Functions.${fn.name}' (Failed, Id=${invocationId}, Duration=${this.#since(started)}ms)`,
+      );
+      if (!timedOut) {
+        const { message, stack } =
+          error instanceof Error ? error : { message: String(error), stack: undefined };
+        say(
+          'error',
+          `Exception while executing function: Functions.${fn.name}. Result: Failure\nException: ${message}\nStack: ${stack ?? '(none)'}`,
+        );
+      }
+      return { invocationId, succeeded: false, timedOut };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #since(started: number): number {
+    return Math.round(performance.now() - started);
+  }
+
+  async #run(
+    fn: RegisteredFunction,
+    invocationId: string,
+    trigger: TriggerInput,
+    cancelled: () => boolean,
+  ): Promise<RpcInvocationResponse> {
+    const model = this.registry.programmingModel;
+    if (!model) throw new Error('the app never registered a programming model');
+    let invocationContext: unknown;
+    const coreContext: CoreInvocationContext = {
+      invocationId,
+      request: {
+        invocationId,
+        functionId: fn.name,
+        inputData: trigger.inputData,
+        triggerMetadata: trigger.triggerMetadata,
+      },
+      metadata: { name: fn.name, bindings: fn.bindings },
+      log: (level, category, message) =>
+        this.log(fn.name, invocationId, level, category, message, invocationContext),
+    };
+    const invocation = model.getInvocationModel(coreContext);
+    const { context, inputs } = await invocation.getArguments();
+    invocationContext = context;
+    const hookData = {};
+    const appHookData = this.registry.appHookData;
+
+    const pre = { hookData, appHookData, invocationContext: context, inputs, functionCallback: fn.callback };
+    coreContext.state = 'preInvocationHooks';
+    for (const hook of this.registry.hooks.preInvocation) await hook(pre);
+    coreContext.state = 'invocation';
+    const post = {
+      hookData,
+      appHookData,
+      invocationContext: context,
+      inputs: pre.inputs,
+      result: null as unknown,
+      error: null as unknown,
+    };
+    try {
+      post.result = await invocation.invokeFunction(context, pre.inputs, pre.functionCallback);
+    } catch (error) {
+      post.error = error;
+    }
+    coreContext.state = 'postInvocationHooks';
+    for (const hook of this.registry.hooks.postInvocation) await hook(post);
+    coreContext.state = undefined;
+    if (post.error !== null && post.error !== undefined) throw post.error;
+
+    const response = await invocation.getResponse(context, post.result);
+    if (!cancelled()) await this.writeOutputs(fn, response, trigger.bindingData ?? {});
+    return response;
+  }
+}

@@ -1,0 +1,95 @@
+/** Function logs: the console (through the component's log) and a JSON-lines file, filtered by host.json levels. */
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { dirname } from 'node:path';
+import type { StackClock } from '../core/clock.ts';
+import type { HostLogLevel } from './config.ts';
+import type { LogLevel } from './core-api.ts';
+
+const rank: Record<LogLevel, number> = {
+  trace: 0,
+  debug: 1,
+  information: 2,
+  warning: 3,
+  error: 4,
+  critical: 5,
+  none: 6,
+};
+const hostRank: Record<HostLogLevel, number> = {
+  Trace: 0,
+  Debug: 1,
+  Information: 2,
+  Warning: 3,
+  Error: 4,
+  Critical: 5,
+  None: 6,
+};
+
+export interface LogEntry {
+  time: string;
+  function?: string;
+  invocationId?: string;
+  level: LogLevel;
+  message: string;
+}
+
+export class FunctionLogs {
+  #file: WriteStream | undefined;
+  #levels: [string, number][];
+
+  constructor(
+    private readonly options: {
+      clock: StackClock;
+      print: (line: string) => void;
+      logFile?: string;
+      /** host.json `logging.logLevel`, categories lower-cased. */
+      levels: Record<string, HostLogLevel>;
+    },
+  ) {
+    if (options.logFile) {
+      mkdirSync(dirname(options.logFile), { recursive: true });
+      this.#file = createWriteStream(options.logFile, { flags: 'a' });
+    }
+    // The most specific configured category wins, as in ASP.NET Core's logging filter.
+    this.#levels = Object.entries(options.levels)
+      .filter(([category]) => category !== 'default')
+      .map(([category, level]): [string, number] => [category, hostRank[level]])
+      .sort(([a], [b]) => b.length - a.length);
+  }
+
+  #minimum(category: string): number {
+    const lower = category.toLowerCase();
+    const match = this.#levels.find(([prefix]) => lower === prefix || lower.startsWith(`${prefix}.`));
+    return match?.[1] ?? hostRank[this.options.levels.default ?? 'Information'];
+  }
+
+  #write(category: string, entry: Omit<LogEntry, 'time'>, line: string): void {
+    if (rank[entry.level] < this.#minimum(category) || entry.level === 'none') return;
+    this.options.print(line);
+    this.#file?.write(`${JSON.stringify({ time: this.options.clock.date().toISOString(), ...entry })}\n`);
+  }
+
+  /** A line the function wrote (`context.log`, `warn`, `error` …). Category `Function.<name>.User`. */
+  user(functionName: string, invocationId: string, level: LogLevel, message: string): void {
+    const entry = { function: functionName, invocationId, level, message };
+    this.#write(`Function.${functionName}.User`, entry, `[${functionName}] ${message}`);
+  }
+
+  /** A line the host writes about an invocation (Executing/Executed …). Category `Function.<name>`. */
+  invocation(functionName: string, invocationId: string, level: LogLevel, message: string): void {
+    this.#write(
+      `Function.${functionName}`,
+      { function: functionName, invocationId, level, message },
+      message,
+    );
+  }
+
+  /** A line about the host itself (`Host.General`). */
+  host(level: LogLevel, message: string): void {
+    this.#write('Host.General', { level, message }, message);
+  }
+
+  close(): Promise<void> {
+    const file = this.#file;
+    return new Promise((resolve) => (file ? file.end(resolve) : resolve()));
+  }
+}

@@ -1,0 +1,92 @@
+const { app } = require('@azure/functions');
+
+app.http('hello', {
+  methods: ['GET', 'POST'],
+  route: 'hello/{name?}',
+  handler: async (request, context) => {
+    context.log(`hello ${request.params.name ?? 'world'}`);
+    return {
+      body: `Hello, ${request.params.name ?? request.query.get('name') ?? 'world'}`,
+      headers: { 'x-greeting': 'yes' },
+      cookies: [{ name: 'visited', value: '1', path: '/', httpOnly: true, sameSite: 'Lax', maxAge: 60 }],
+    };
+  },
+});
+
+app.http('keyed', { authLevel: 'function', handler: async () => ({ jsonBody: { ok: true } }) });
+app.http('adminOnly', { authLevel: 'admin', route: 'admin-only', handler: async () => ({ body: 'admin' }) });
+
+app.http('products', {
+  route: 'products/{category:alpha}/{id:int?}',
+  handler: async (request) => ({ jsonBody: { params: request.params } }),
+});
+app.http('productsById', {
+  route: 'products/special',
+  handler: async () => ({ body: 'literal wins' }),
+});
+app.http('files', {
+  route: 'files/{*path}',
+  handler: async (request) => ({ body: request.params.path ?? '' }),
+});
+
+app.http('postOnly', { methods: ['POST'], route: 'post-only', handler: async () => ({ status: 201 }) });
+
+app.http('echo', {
+  methods: ['POST'],
+  handler: async (request) => {
+    const body = Buffer.from(await request.arrayBuffer());
+    return { jsonBody: { bytes: body.length, contentType: request.headers.get('content-type') } };
+  },
+});
+
+app.http('upload', {
+  methods: ['POST'],
+  handler: async (request) => {
+    const form = await request.formData();
+    const file = form.get('file');
+    return { body: `File uploaded: ${form.get('taskId')}/${file.name} (${file.size} bytes)` };
+  },
+});
+
+app.http('settings', {
+  handler: async () => ({
+    jsonBody: {
+      FROM_LOCAL: process.env.FROM_LOCAL,
+      OVERRIDDEN: process.env.OVERRIDDEN,
+      FROM_SETTINGS: process.env.FROM_SETTINGS,
+    },
+  }),
+});
+
+app.http('fail', {
+  handler: async (_request, context) => {
+    context.error('about to fail');
+    throw new Error('boom: internal detail that must not leak');
+  },
+});
+
+app.http('slow', {
+  handler: () => new Promise((resolve) => setTimeout(() => resolve({ body: 'late' }), 4000)),
+});
+
+app.http('noContent', { handler: async () => ({ status: 204 }) });
+app.http('nothing', { handler: async () => undefined });
+
+app.http('quiet', {
+  handler: async (_request, context) => {
+    context.log('suppressed by host.json');
+    context.warn('kept by host.json');
+    return { body: 'quiet' };
+  },
+});
+
+app.http('register', {
+  handler: async () => {
+    try {
+      app.http('late', { handler: async () => ({ body: 'late' }) });
+      return { body: 'registered' };
+    } catch (error) {
+      return { status: 409, body: error.message };
+    }
+  },
+});

@@ -1,0 +1,157 @@
+/**
+ * timerTrigger on the stack clock: NCRONTAB schedules (six fields, seconds first; five also accepted, as
+ * NCrontab does) or `hh:mm:ss` intervals, runOnStartup, and the runtime's schedule monitor — status
+ * `{Last, Next, LastUpdated}` in `azure-webjobs-hosts/timers/<hostId>/Host.Functions.<name>/status` of
+ * AzureWebJobsStorage, so that after a restart a missed occurrence runs once with `isPastDue`.
+ */
+import { CronExpressionParser } from 'cron-parser';
+import { parseTimeSpan } from '../config.ts';
+import { blobService, downloadBlob, isNotFound, resolveSettingReferences } from '../connections.ts';
+import type { RegisteredFunction } from '../core-api.ts';
+import type { Host, Listener, TriggerBinding, TriggerKind } from '../host.ts';
+import type { TriggerInput } from '../invoke.ts';
+
+interface ScheduleStatus {
+  Last: string;
+  Next: string;
+  LastUpdated: string;
+}
+
+/** Returns the first occurrence strictly after `after` (ms). */
+type Schedule = (after: number) => number;
+
+function parseSchedule(expression: string, timeZone: string | undefined): Schedule {
+  const interval = parseTimeSpan(expression);
+  if (interval !== undefined) {
+    if (interval <= 0) throw new Error(`timer schedule "${expression}" must be a positive interval`);
+    return (after) => after + interval;
+  }
+  const fields = expression.trim().split(/\s+/).length;
+  if (fields !== 6 && fields !== 5)
+    throw new Error(`timer schedule "${expression}" is not an NCRONTAB expression (six fields)`);
+  const options = { tz: timeZone ?? 'UTC' };
+  CronExpressionParser.parse(expression, options); // throws on a malformed expression, at start
+  return (after) =>
+    CronExpressionParser.parse(expression, { ...options, currentDate: new Date(after) })
+      .next()
+      .getTime();
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+/** .NET's DateTime.MinValue: the runtime's `Last` before any run. */
+const NEVER = '0001-01-01T00:00:00.000Z';
+const REASON_ADMIN = 'This function was programmatically called via the host APIs.';
+
+function timerInput(
+  trigger: TriggerBinding,
+  status: ScheduleStatus | undefined,
+  isPastDue: boolean,
+  reason: string,
+): TriggerInput {
+  const timer = { Schedule: { AdjustForDST: true }, ScheduleStatus: status ?? null, IsPastDue: isPastDue };
+  return { inputData: [{ name: trigger.name, data: { json: JSON.stringify(timer) } }], reason };
+}
+
+class ScheduleMonitor {
+  constructor(
+    private readonly host: Host,
+    private readonly fn: RegisteredFunction,
+  ) {}
+
+  #blob() {
+    const container = blobService(this.host.settings, undefined).getContainerClient('azure-webjobs-hosts');
+    return {
+      container,
+      blob: container.getBlockBlobClient(`timers/${this.host.hostId}/Host.Functions.${this.fn.name}/status`),
+    };
+  }
+
+  async read(): Promise<ScheduleStatus | undefined> {
+    try {
+      return JSON.parse((await downloadBlob(this.#blob().blob)).content.toString('utf8')) as ScheduleStatus;
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async write(status: ScheduleStatus): Promise<void> {
+    const { container, blob } = this.#blob();
+    const text = JSON.stringify(status);
+    try {
+      await blob.upload(text, Buffer.byteLength(text));
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      await container.createIfNotExists();
+      await blob.upload(text, Buffer.byteLength(text));
+    }
+  }
+}
+
+async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBinding): Promise<Listener> {
+  const expression = resolveSettingReferences(String(trigger.schedule ?? ''), host.settings);
+  const schedule = parseSchedule(expression, host.settings.WEBSITE_TIME_ZONE);
+  const monitor = trigger.useMonitor === false ? undefined : new ScheduleMonitor(host, fn);
+  const clock = host.clock;
+  let status = await monitor?.read();
+  let cancel = () => {};
+  let stopped = false;
+  let running: Promise<unknown> = Promise.resolve();
+
+  const record = async (last: number | undefined) => {
+    if (!monitor) return;
+    const now = clock.now();
+    status = {
+      Last: last === undefined ? (status?.Last ?? NEVER) : iso(last),
+      Next: iso(schedule(now)),
+      LastUpdated: iso(now),
+    };
+    await monitor
+      .write(status)
+      .catch((error: Error) =>
+        host.logs.host('error', `timer ${fn.name}: status not saved: ${error.message}`),
+      );
+  };
+  /** Runs one occurrence (the trigger's singleton: occurrences never overlap), then records it. */
+  const fire = (occurrence: number | undefined, isPastDue: boolean, reason: string) => {
+    const previous = status;
+    running = running.then(async () => {
+      await host.invoker.invoke(fn, timerInput(trigger, previous, isPastDue, reason));
+      await record(occurrence);
+    });
+    return running;
+  };
+  const arm = () => {
+    if (stopped) return;
+    const next = schedule(clock.now());
+    cancel = clock.at(next, () => {
+      void fire(next, false, `Timer fired at ${iso(clock.now())}`).then(arm);
+    });
+  };
+
+  const now = clock.now();
+  const pastDue = status !== undefined && Date.parse(status.Next) < now;
+  if (pastDue) void fire(now, true, `Timer fired at ${iso(now)}`);
+  else if (trigger.runOnStartup === true) void fire(undefined, false, `Timer fired at ${iso(now)}`);
+  else if (monitor && !status) await record(undefined);
+  if (monitor)
+    host.logs.host('information', `The next occurrence of 'Functions.${fn.name}' is ${iso(schedule(now))}`);
+  arm();
+
+  return {
+    async stop() {
+      stopped = true;
+      cancel();
+      await running;
+    },
+  };
+}
+
+export const timerTrigger: TriggerKind = {
+  type: 'timerTrigger',
+  listen,
+  async adminInput(host, fn, trigger) {
+    const status = trigger.useMonitor === false ? undefined : await new ScheduleMonitor(host, fn).read();
+    return timerInput(trigger, status, false, REASON_ADMIN);
+  },
+};
