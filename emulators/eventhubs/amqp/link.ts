@@ -3,7 +3,7 @@ import type { AmqpError, EventContext, link as Link, Sender } from 'rhea';
 import type { StackClock } from '../../core/clock.ts';
 import { Fault, missingClaim } from '../service/faults.ts';
 import type { EventHubsNamespace } from '../service/namespace.ts';
-import { type Claim, covers, entityPath, type SasRule } from '../service/sas.ts';
+import { type Claim, covers, entityPath, isLive, type SasRule } from '../service/sas.ts';
 
 /** What the protocol handlers share: the service, the key rule, the clock and limits. */
 export interface Service {
@@ -52,10 +52,9 @@ export function requireClaim(
   address: string,
   claim: 'Send' | 'Listen' | 'Manage',
 ): void {
-  const now = service.clock.now();
   const resource = `${service.endpoint}/${address}`;
   const path = entityPath(resource);
-  if (!state.claims.some((c) => c.expiresAt > now && covers(c.path, path)))
+  if (!state.claims.some((c) => isLive(c, service.clock) && covers(c.path, path)))
     throw missingClaim(claim, resource);
 }
 

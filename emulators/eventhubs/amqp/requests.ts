@@ -35,6 +35,7 @@ function failure(request: Message, error: unknown, service: Service, entity: str
 export function putToken(request: Message, state: ConnectionState, service: Service): Message {
   const props = request.application_properties ?? {};
   const audience = String(props.name ?? '');
+  const [hubName] = entityPath(audience).split('/');
   try {
     if (props.operation !== 'put-token')
       throw argumentError(`The operation '${props.operation}' is not supported.`);
@@ -43,14 +44,13 @@ export function putToken(request: Message, state: ConnectionState, service: Serv
         `InvalidTokenType: only '${SAS_TOKEN_TYPE}' tokens are accepted; received '${props.type}'.`,
       );
     }
-    const claim = verifySasToken(request.body, audience, service.rule, service.clock.now());
-    const [hubName] = entityPath(audience).split('/');
-    if (hubName && !service.namespace.hub(hubName)) throw entityNotFound(audience);
+    const claim = verifySasToken(request.body, audience, service.rule, service.clock);
+    if (hubName && !service.namespace.hub(hubName)) throw entityNotFound(`${service.endpoint}/${hubName}`);
     // A renewed token replaces the one for the same resource, so the list stays small.
     state.claims = [...state.claims.filter((c) => c.path !== claim.path), claim];
     return reply(request, 202, 'Accepted');
   } catch (error) {
-    return failure(request, error, service, '$cbs');
+    return failure(request, error, service, hubName || '$cbs');
   }
 }
 
@@ -95,7 +95,7 @@ export function management(request: Message, state: ConnectionState, service: Se
     if (!hub) throw entityNotFound(`${service.endpoint}/${name}`);
     // A token may come with the request itself; otherwise the connection's put-token must cover the hub.
     if (props.security_token !== undefined) {
-      verifySasToken(props.security_token, `${service.endpoint}/${name}`, service.rule, service.clock.now());
+      verifySasToken(props.security_token, `${service.endpoint}/${name}`, service.rule, service.clock);
     } else {
       requireClaim(state, service, `${hub.name}/$management`, 'Listen');
     }

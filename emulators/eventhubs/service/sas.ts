@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { StackClock } from '../../core/clock.ts';
 import { unauthorized } from './faults.ts';
 
 /** The namespace's one shared access policy (the connection string's `SharedAccessKeyName`). */
@@ -7,10 +8,19 @@ export interface SasRule {
   key: string;
 }
 
-/** A token that passed: the resource it grants (normalised entity path, '' for the namespace) and until when. */
+/**
+ * A token that passed: the resource it grants (normalised entity path, '' for the namespace) and its
+ * expiry as the signer wrote it. Clients sign with their own (real) clock, so the expiry is read
+ * through `StackClock.toStackTime`: moving the stack clock forward (to age events) does not expire
+ * every client's token at once, while a token past its expiry is refused.
+ */
 export interface Claim {
   path: string;
-  expiresAt: number;
+  signedExpiry: number;
+}
+
+export function isLive(claim: Claim, clock: StackClock): boolean {
+  return clock.toStackTime(claim.signedExpiry) > clock.now();
 }
 
 /** `sb://host/Hub/Partitions/0/` → `hub/partitions/0`: entity paths compare case-insensitively. */
@@ -39,9 +49,9 @@ const invalidSignature = () => unauthorized('InvalidSignature: The token has an 
 /**
  * Verifies `SharedAccessSignature sr=<uri>&sig=<base64 HMAC-SHA256 of "<sr>\n<se>">&se=<expiry s>&skn=<rule>`
  * as Event Hubs does for a $cbs put-token: the rule must exist, the signature must match (compared in
- * constant time), the expiry must lie ahead of the stack clock, and the token must cover `audience`.
+ * constant time), the token must not have expired, and it must cover `audience`.
  */
-export function verifySasToken(token: unknown, audience: string, rule: SasRule, now: number): Claim {
+export function verifySasToken(token: unknown, audience: string, rule: SasRule, clock: StackClock): Claim {
   if (typeof token !== 'string' || !token.startsWith('SharedAccessSignature ')) throw malformed();
   // The signed string uses `sr` exactly as it appears in the token (still URL-encoded).
   const raw = new Map(
@@ -66,13 +76,13 @@ export function verifySasToken(token: unknown, audience: string, rule: SasRule, 
   const expected = createHmac('sha256', rule.key).update(`${sr}\n${se}`).digest();
   const signatureOk = signature.length === expected.length && timingSafeEqual(signature, expected);
   if (!signatureOk || keyName !== rule.name) throw invalidSignature();
-  const expiresAt = Number(se) * 1000;
-  if (expiresAt <= now) {
+  const claim = { path: entityPath(safeDecode(sr)), signedExpiry: Number(se) * 1000 };
+  if (!isLive(claim, clock)) {
+    const expiry = new Date(clock.toStackTime(claim.signedExpiry)).toISOString();
     throw unauthorized(
-      `ExpiredToken: The token is expired. Expiration time: '${new Date(expiresAt).toISOString()}', Current time: '${new Date(now).toISOString()}'.`,
+      `ExpiredToken: The token is expired. Expiration time: '${expiry}', Current time: '${clock.date().toISOString()}'.`,
     );
   }
-  const claim = { path: entityPath(safeDecode(sr)), expiresAt };
   if (!covers(claim.path, entityPath(audience))) {
     throw unauthorized(
       `InvalidAudience: The token audience '${safeDecode(sr)}' does not grant access to '${audience}'.`,
