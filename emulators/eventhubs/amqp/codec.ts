@@ -51,6 +51,8 @@ function sections(data: Buffer): Section[] {
     while (reader.remaining() > 0) {
       const start = reader.position;
       const typed = reader.read();
+      // rhea slices past the end without complaint: a declared length beyond the data is a truncation.
+      if (reader.position > data.length) throw new RangeError('truncated');
       const descriptor = typed.descriptor?.value;
       const code = typeof descriptor === 'string' ? (SYMBOLIC[descriptor] ?? -1) : Number(descriptor);
       found.push({ code, start, end: reader.position, typed });
@@ -60,6 +62,10 @@ function sections(data: Buffer): Section[] {
   }
   if (found.some((section) => section.typed.descriptor === undefined)) {
     throw decodeError('The message contains a section that is not a described AMQP section.');
+  }
+  // A message's body is one or more data or sequence sections, or one value section.
+  if (!found.some((section) => section.code >= DATA && section.code < FOOTER)) {
+    throw decodeError('The message has no body section.');
   }
   return found;
 }
@@ -100,7 +106,7 @@ export function splitTransfer(
   const partitionKey = partitionKeyOf(found.find((s) => s.code === MESSAGE_ANNOTATIONS));
   if (!batched) return { partitionKey, events: [data] };
   const body = found.filter((s) => s.code >= DATA && s.code < FOOTER);
-  if (body.length === 0 || body.some((s) => s.code !== DATA || !Buffer.isBuffer(s.typed.value))) {
+  if (body.some((s) => s.code !== DATA || !Buffer.isBuffer(s.typed.value))) {
     throw decodeError('A batched message must carry its events as data sections.');
   }
   const events = body.map((s) => s.typed.value as Buffer);
