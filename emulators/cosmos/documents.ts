@@ -1,38 +1,23 @@
 import { isQuery, isTrue } from './auth.ts';
-import type { Container } from './container.ts';
-import { CosmosError, errors } from './errors.ts';
+import { batch } from './batch.ts';
+import { errors } from './errors.ts';
 import type { Item } from './model.ts';
-import { normalizePartitionKey } from './model.ts';
-import { applyPatch, parsePatch } from './patch.ts';
-import { matchesCondition, parseQuerySpec, queryPlan, runQuery } from './query.ts';
+import { patchItem } from './patch.ts';
+import { parseQuerySpec, queryPlan, runQuery } from './query.ts';
 import {
   COLL,
   type CosmosRequest,
+  commit,
   DB,
   DOC,
   feed,
   id,
   pageSize,
+  partitionKey,
   type Reply,
+  requiredPartitionKey,
   type Service,
 } from './resources.ts';
-
-const PK_HEADER = 'x-ms-documentdb-partitionkey';
-
-/** The request's partition key, normalised; undefined when absent (the SDK sends `[{}]` for "none"). */
-function partitionKey(request: CosmosRequest): string | undefined {
-  const header = request.headers[PK_HEADER];
-  if (header === undefined) return undefined;
-  const pk = normalizePartitionKey(String(header));
-  if (pk === undefined) throw errors.badRequest(`Partition key ${String(header)} is invalid.`);
-  return pk;
-}
-
-function requiredPartitionKey(request: CosmosRequest): string {
-  const pk = partitionKey(request);
-  if (pk === undefined) throw errors.badRequest('PartitionKey value must be supplied for this operation.');
-  return pk;
-}
 
 const header = (request: CosmosRequest, name: string) => request.headers[name] as string | undefined;
 const container = (request: CosmosRequest, { account }: Service) =>
@@ -42,12 +27,6 @@ const itemReply = (item: Item, status: number): Reply => ({
   body: item,
   headers: { etag: item._etag },
 });
-
-/** Persists the container's writes, then answers: a client never sees a write that could still be lost. */
-async function commit(target: Container, { store }: Service, reply: Reply): Promise<Reply> {
-  await store.append(target.takeRecords());
-  return reply;
-}
 
 /** POST on a container's docs: create, upsert, query, query plan or transactional batch, told apart by headers. */
 export async function postDocuments(request: CosmosRequest, service: Service): Promise<Reply> {
@@ -138,103 +117,3 @@ export const document = {
     return commit(target, service, itemReply(item, 200));
   },
 };
-
-function patchItem(target: Container, pk: string, itemId: string, body: unknown, ifMatch?: string): Item {
-  const { operations, condition } = parsePatch(body);
-  const current = target.read(pk, itemId);
-  if (!current) throw errors.itemNotFound();
-  if (condition !== undefined && !matchesCondition(current, condition)) throw errors.preconditionFailed();
-  return target.write('replace', applyPatch(current, operations), pk, { ifMatch, urlId: itemId }).item;
-}
-
-interface BatchOperation {
-  operationType?: string;
-  id?: string;
-  partitionKey?: string;
-  resourceBody?: unknown;
-  ifMatch?: string;
-}
-
-const MAX_BATCH = 100;
-
-/** A transactional batch: all operations apply, or none does and the first failure is reported (207). */
-async function batch(request: CosmosRequest, service: Service, target: Container): Promise<Reply> {
-  const operations = await request.body();
-  if (!Array.isArray(operations)) throw errors.invalidPayload();
-  if (operations.length === 0 || operations.length > MAX_BATCH) {
-    throw errors.badRequest(
-      `Batch request has more operations than what is supported (${MAX_BATCH}) or none.`,
-    );
-  }
-  const batchPk = partitionKey(request);
-  const results: Record<string, unknown>[] = [];
-  try {
-    target.transaction(() => {
-      for (const [index, operation] of (operations as BatchOperation[]).entries()) {
-        try {
-          results.push(runOperation(target, operation ?? {}, batchPk));
-        } catch (error) {
-          if (!(error instanceof CosmosError)) throw error;
-          throw new BatchFailure(index, error);
-        }
-      }
-    });
-  } catch (error) {
-    if (!(error instanceof BatchFailure)) throw error;
-    const failed = operations.map((_, index) =>
-      index === error.index
-        ? { statusCode: error.cause.status, requestCharge: 1 }
-        : { statusCode: 424, requestCharge: 0 },
-    );
-    return { status: 207, body: failed };
-  }
-  return commit(target, service, { status: 200, body: results });
-}
-
-class BatchFailure extends Error {
-  constructor(
-    readonly index: number,
-    override readonly cause: CosmosError,
-  ) {
-    super(cause.message);
-  }
-}
-
-function runOperation(target: Container, operation: BatchOperation, batchPk: string | undefined) {
-  const pk = operation.partitionKey === undefined ? batchPk : normalizePartitionKey(operation.partitionKey);
-  if (pk === undefined) throw errors.badRequest('PartitionKey value must be supplied for this operation.');
-  const done = (statusCode: number, item?: Item) => ({
-    statusCode,
-    requestCharge: 1,
-    eTag: item?._etag,
-    resourceBody: item,
-  });
-  const itemId = String(operation.id ?? '');
-  switch (operation.operationType) {
-    case 'Create':
-    case 'Upsert':
-    case 'Replace': {
-      const mode = operation.operationType.toLowerCase() as 'create' | 'upsert' | 'replace';
-      const urlId = mode === 'replace' ? itemId : undefined;
-      const { status, item } = target.write(mode, operation.resourceBody, pk, {
-        ifMatch: operation.ifMatch,
-        urlId,
-      });
-      return done(status, item);
-    }
-    case 'Read': {
-      const item = target.read(pk, itemId);
-      if (!item) throw errors.itemNotFound();
-      return done(200, item);
-    }
-    case 'Delete':
-      target.delete(pk, itemId, operation.ifMatch);
-      return done(204);
-    case 'Patch':
-      return done(200, patchItem(target, pk, itemId, operation.resourceBody, operation.ifMatch));
-    default:
-      throw errors.badRequest(
-        `Operation type '${String(operation.operationType)}' is not supported in Batch.`,
-      );
-  }
-}

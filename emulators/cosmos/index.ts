@@ -4,6 +4,7 @@
  * authorization, kept in memory or in an append-only log under the state directory.
  */
 import type { IncomingMessage } from 'node:http';
+import { get } from 'node:https';
 import { z } from 'zod';
 import { defineEmulator, type EmulatorContext } from '../core/emulator.ts';
 import { close, LOOPBACK, listen } from '../core/http.ts';
@@ -20,7 +21,7 @@ const ACCOUNT = 'localhost';
 /**
  * Entra ID callers: the token must be for this account (or the global Cosmos audience) and its
  * principal must hold a data role from the topology. Managing databases and containers is refused
- * to tokens whatever the role, as Cosmos does: the deployment creates them (see README of this folder).
+ * to tokens whatever the role, as Cosmos does: the deployment creates them (README.md here).
  */
 function rbac(context: EmulatorContext, options: { issuer: string; jwksUri: string }, audiences: string[]) {
   const verifier = createTokenVerifier({
@@ -90,9 +91,15 @@ export default defineEmulator({
     return {
       endpoints: { cosmos: service.endpoint },
       async health() {
-        // Any HTTPS answer proves the listener; an unsigned request gets Cosmos's 401.
-        const response = await fetch(service.endpoint);
-        if (response.status !== 401) throw new Error(`cosmos answered ${response.status}`);
+        // An unsigned request gets Cosmos's 401: proof the listener and TLS work. The CA is given
+        // explicitly since the caller's process may not trust it globally.
+        const status = await new Promise<number | undefined>((resolve, reject) =>
+          get(service.endpoint, { ca: context.tls.ca }, (res) => {
+            res.resume();
+            resolve(res.statusCode);
+          }).on('error', reject),
+        );
+        if (status !== 401) throw new Error(`cosmos answered ${status}`);
       },
       async stop() {
         await close(server);

@@ -1,4 +1,7 @@
+import type { Container } from './container.ts';
 import { errors } from './errors.ts';
+import type { Item } from './model.ts';
+import { matchesCondition } from './query.ts';
 
 /** One operation of a Cosmos partial document update (a JSON-Patch dialect). */
 interface PatchOperation {
@@ -10,7 +13,7 @@ interface PatchOperation {
 
 const MAX_OPERATIONS = 10;
 const OPS = new Set(['add', 'set', 'replace', 'remove', 'incr', 'move']);
-type Container = Record<string, unknown> | unknown[];
+type JsonNode = Record<string, unknown> | unknown[];
 
 /** Checks a patch request body (`{ operations, condition? }` or the bare operations) and returns its parts. */
 export function parsePatch(body: unknown): { operations: PatchOperation[]; condition?: string } {
@@ -87,7 +90,7 @@ function locate(
   doc: Record<string, unknown>,
   path: string | undefined,
   ...others: string[]
-): [Container, string] {
+): [JsonNode, string] {
   if (typeof path !== 'string' || !path.startsWith('/')) {
     throw errors.badRequest(`Invalid patch path '${path ?? others[0] ?? ''}'.`);
   }
@@ -103,7 +106,7 @@ function locate(
       throw errors.badRequest(`Target path '${path}' does not exist. Patch operation cannot be applied.`);
     }
   }
-  return [node as Container, last];
+  return [node as JsonNode, last];
 }
 
 function arrayIndex(array: unknown[], key: string, allowEnd: boolean): number {
@@ -117,7 +120,7 @@ function arrayIndex(array: unknown[], key: string, allowEnd: boolean): number {
   return index;
 }
 
-function get(parent: Container, key: string, path: string): unknown {
+function get(parent: JsonNode, key: string, path: string): unknown {
   if (Array.isArray(parent)) return parent[arrayIndex(parent, key, false)];
   if (!(key in parent))
     throw errors.badRequest(`Target path '${path}' does not exist. Patch operation cannot be applied.`);
@@ -125,7 +128,7 @@ function get(parent: Container, key: string, path: string): unknown {
 }
 
 /** `add` inserts into arrays; `set` overwrites the element; on objects both create or overwrite. */
-function put(parent: Container, key: string, value: unknown, mode: 'add' | 'set'): void {
+function put(parent: JsonNode, key: string, value: unknown, mode: 'add' | 'set'): void {
   if (!Array.isArray(parent)) {
     parent[key] = value;
   } else if (mode === 'add') {
@@ -135,7 +138,22 @@ function put(parent: Container, key: string, value: unknown, mode: 'add' | 'set'
   }
 }
 
-function remove(parent: Container, key: string): void {
+function remove(parent: JsonNode, key: string): void {
   if (Array.isArray(parent)) parent.splice(arrayIndex(parent, key, false), 1);
   else delete parent[key];
+}
+
+/** Reads, patches and replaces a document; the condition (`FROM c WHERE ...`) must hold first. */
+export function patchItem(
+  target: Container,
+  pk: string,
+  itemId: string,
+  body: unknown,
+  ifMatch?: string,
+): Item {
+  const { operations, condition } = parsePatch(body);
+  const current = target.read(pk, itemId);
+  if (!current) throw errors.itemNotFound();
+  if (condition !== undefined && !matchesCondition(current, condition)) throw errors.preconditionFailed();
+  return target.write('replace', applyPatch(current, operations), pk, { ifMatch, urlId: itemId }).item;
 }

@@ -2,6 +2,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { StackClock } from '../core/clock.ts';
 import type { Account } from './account.ts';
 import type { Target } from './auth.ts';
+import type { Container } from './container.ts';
+import { errors } from './errors.ts';
+import { normalizePartitionKey } from './model.ts';
 import { parseQuerySpec, runQuery } from './query.ts';
 import type { Store } from './store.ts';
 
@@ -178,3 +181,26 @@ export const containers = {
     return feed('PartitionKeyRanges', resource._rid, [range]);
   },
 };
+
+const PK_HEADER = 'x-ms-documentdb-partitionkey';
+
+/** The request's partition key, normalised; undefined when absent (the SDK sends `[{}]` for "none"). */
+export function partitionKey(request: CosmosRequest): string | undefined {
+  const header = request.headers[PK_HEADER];
+  if (header === undefined) return undefined;
+  const pk = normalizePartitionKey(String(header));
+  if (pk === undefined) throw errors.badRequest(`Partition key ${String(header)} is invalid.`);
+  return pk;
+}
+
+export function requiredPartitionKey(request: CosmosRequest): string {
+  const pk = partitionKey(request);
+  if (pk === undefined) throw errors.badRequest('PartitionKey value must be supplied for this operation.');
+  return pk;
+}
+
+/** Persists the container's writes, then answers: a client never sees a write that could still be lost. */
+export async function commit(target: Container, { store }: Service, reply: Reply): Promise<Reply> {
+  await store.append(target.takeRecords());
+  return reply;
+}

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { TlsMaterial } from '../core/ca.ts';
 import { answerClientErrors, BodyTooLargeError, MAX_HEADER_SIZE, readBody } from '../core/http.ts';
-import { type Credential, checkAuthorization, parseTarget, type Target } from './auth.ts';
+import { type Credential, checkAuthorization, isQuery, parseTarget, type Target } from './auth.ts';
 import { MAX_ITEM_BYTES } from './container.ts';
 import { document, postDocuments, readDocuments } from './documents.ts';
 import { CosmosError, errorBody, errors } from './errors.ts';
@@ -14,12 +14,12 @@ const routes: Record<string, Record<string, Handler>> = {
   account: { GET: readAccount },
   dbs: {
     GET: databases.list,
-    POST: (r, s) => (r.headers['x-ms-documentdb-isquery'] ? databases.list(r, s) : databases.create(r, s)),
+    POST: (r, s) => (isQuery(r.headers) ? databases.list(r, s) : databases.create(r, s)),
   },
   db: { GET: databases.read, DELETE: databases.delete },
   colls: {
     GET: containers.list,
-    POST: (r, s) => (r.headers['x-ms-documentdb-isquery'] ? containers.list(r, s) : containers.create(r, s)),
+    POST: (r, s) => (isQuery(r.headers) ? containers.list(r, s) : containers.create(r, s)),
   },
   coll: { GET: containers.read, PUT: containers.replace, DELETE: containers.delete },
   pkranges: { GET: containers.pkranges },
