@@ -8,8 +8,10 @@ beforeAll(async () => {
 afterAll(() => entra.close());
 
 describe('Entra ID (RBAC) authorization: the functionApp identity, Data Contributor', () => {
-  it('works with items', async () => {
+  it('finds TasksDB/Tasks created from the topology, and works with items', async () => {
     const client = await entra.clientAs('functionApp');
+    const { resource } = await client.database('TasksDB').container('Tasks').read();
+    expect(resource?.partitionKey?.paths).toEqual(['/id']);
     const container = client.database('TasksDB').container('Tasks');
     const created = await container.items.create({ id: 'aad-1', title: 'by token' });
     expect(created.statusCode).toBe(201);

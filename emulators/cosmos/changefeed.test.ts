@@ -9,7 +9,7 @@ let cosmos: CosmosFixture;
 afterEach(() => cosmos?.close());
 
 async function tasks(fixture: CosmosFixture): Promise<Container> {
-  const { database } = await fixture.client().databases.createIfNotExists({ id: 'TasksDB' });
+  const { database } = await fixture.client().databases.createIfNotExists({ id: 'TestDB' });
   const { container } = await database.containers.createIfNotExists({ id: 'Tasks', partitionKey: '/owner' });
   return container;
 }
@@ -122,7 +122,7 @@ describe('persistence', () => {
     // What the disk holds if the process died now, in the middle of writing one more record.
     const crashed = testDataDir();
     cpSync(data.dir, crashed.dir, { recursive: true });
-    appendFileSync(join(crashed.dir, 'state', 'log.jsonl'), '{"t":"put","db":"TasksDB","coll":"Tas');
+    appendFileSync(join(crashed.dir, 'state', 'log.jsonl'), '{"t":"put","db":"TestDB","coll":"Tas');
     await cosmos.close();
     data.remove();
 

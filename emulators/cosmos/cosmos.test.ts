@@ -7,7 +7,7 @@ let container: Container;
 
 beforeAll(async () => {
   cosmos = await startCosmos({ inMemory: true });
-  const { database } = await cosmos.client().databases.createIfNotExists({ id: 'TasksDB' });
+  const { database } = await cosmos.client().databases.createIfNotExists({ id: 'TestDB' });
   ({ container } = await database.containers.createIfNotExists({
     id: 'Tasks',
     partitionKey: { paths: ['/owner'] },
@@ -18,7 +18,7 @@ afterAll(() => cosmos.close());
 describe('databases and containers', () => {
   it('createIfNotExists finds what exists and reports the partition key definition', async () => {
     const client = cosmos.client();
-    const again = await client.databases.createIfNotExists({ id: 'TasksDB' });
+    const again = await client.databases.createIfNotExists({ id: 'TestDB' });
     expect(again.statusCode).toBe(200);
     const { resource } = await again.database.containers.createIfNotExists({
       id: 'Tasks',
@@ -26,7 +26,7 @@ describe('databases and containers', () => {
     });
     expect(resource?.partitionKey?.paths).toEqual(['/owner']);
     const { resources } = await client.databases.readAll().fetchAll();
-    expect(resources.map((d) => d.id)).toContain('TasksDB');
+    expect(resources.map((d) => d.id)).toContain('TestDB');
   });
 
   it('keeps clients on the address they were given when endpoint discovery is on', async () => {
@@ -36,7 +36,7 @@ describe('databases and containers', () => {
       expect((await client.getDatabaseAccount()).resource?.consistencyPolicy).toBe('Session');
       expect(await client.getWriteEndpoint()).toBe(endpoint);
       expect(await client.getReadEndpoint()).toBe(endpoint);
-      expect((await client.database('TasksDB').read()).statusCode).toBe(200);
+      expect((await client.database('TestDB').read()).statusCode).toBe(200);
     }
   });
 

@@ -11,7 +11,7 @@ let cosmos: CosmosFixture;
 
 beforeAll(async () => {
   cosmos = await startCosmos({ inMemory: true });
-  const { database } = await cosmos.client().databases.createIfNotExists({ id: 'TasksDB' });
+  const { database } = await cosmos.client().databases.createIfNotExists({ id: 'TestDB' });
   await database.containers.createIfNotExists({ id: 'Tasks', partitionKey: { paths: ['/owner'] } });
 });
 afterAll(() => cosmos.close());
@@ -24,14 +24,14 @@ describe('authorization and bad input', () => {
       connectionPolicy: { enableEndpointDiscovery: false },
     });
     const error = await wrong
-      .database('TasksDB')
+      .database('TestDB')
       .read()
       .catch((e) => e);
     wrong.dispose();
     expect(error.code).toBe(401);
     expect(error.body.code).toBe('Unauthorized');
     expect(error.body.message).toMatch(
-      /^The input authorization token can't serve the request\. The wrong key is being used or the expected payload is not built as per the protocol\. For more info: https:\/\/aka\.ms\/cosmosdb-tsg-mac-signature\. Server used the following payload to sign: 'get\ndbs\ndbs\/TasksDB\n[a-z]{3}, \d\d [a-z]{3} \d{4} [\d:]{8} gmt\n\n'\r\nActivityId: /,
+      /^The input authorization token can't serve the request\. The wrong key is being used or the expected payload is not built as per the protocol\. For more info: https:\/\/aka\.ms\/cosmosdb-tsg-mac-signature\. Server used the following payload to sign: 'get\ndbs\ndbs\/TestDB\n[a-z]{3}, \d\d [a-z]{3} \d{4} [\d:]{8} gmt\n\n'\r\nActivityId: /,
     );
   });
 
@@ -59,7 +59,7 @@ describe('authorization and bad input', () => {
       );
       return fetch(`${cosmos.endpoint}${path}`, { method, body, headers });
     };
-    const docs = ['dbs/TasksDB/colls/Tasks/docs', 'docs', 'dbs/TasksDB/colls/Tasks'] as const;
+    const docs = ['dbs/TestDB/colls/Tasks/docs', 'docs', 'dbs/TestDB/colls/Tasks'] as const;
     const garbage = await signed('POST', ...docs, '{not json', { 'content-type': 'application/json' });
     expect(garbage.status).toBe(400);
     expect(await garbage.json()).toMatchObject({
@@ -71,7 +71,15 @@ describe('authorization and bad input', () => {
     expect(unknown.status).toBe(404);
     expect((await unknown.json()).code).toBe('NotFound');
 
-    const method = await signed('PATCH', 'dbs/TasksDB', 'dbs', 'dbs/TasksDB');
+    const query = JSON.stringify({ query: 'SELECT * FROM c' });
+    const plainJson = await signed('POST', ...docs, query, {
+      'x-ms-documentdb-isquery': 'True',
+      'content-type': 'application/json',
+    });
+    expect(plainJson.status).toBe(415);
+    expect((await plainJson.json()).code).toBe('UnsupportedMediaType');
+
+    const method = await signed('PATCH', 'dbs/TestDB', 'dbs', 'dbs/TestDB');
     expect(method.status).toBe(405);
 
     const noId = await signed('POST', ...docs, '{"owner":"x"}', { 'x-ms-documentdb-partitionkey': '["x"]' });
@@ -80,7 +88,7 @@ describe('authorization and bad input', () => {
   });
 
   it('refuses a document over 2 MB with 413 RequestEntityTooLarge', async () => {
-    const container = cosmos.client().database('TasksDB').container('Tasks');
+    const container = cosmos.client().database('TestDB').container('Tasks');
     const error = await container.items
       .create({ id: 'big', owner: 'ann', blob: 'x'.repeat(2 * 1024 * 1024) })
       .catch((e) => e);

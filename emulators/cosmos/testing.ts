@@ -66,7 +66,7 @@ export interface EntraFixture {
 }
 
 /**
- * Cosmos next to the identity emulator, with TasksDB/Tasks created by key (as the deployment does).
+ * Cosmos next to the identity emulator (TasksDB/Tasks exist: the emulator creates the topology's).
  * MSAL caches managed-identity tokens process-wide, so one test file can speak as one app only.
  */
 export async function startCosmosWithIdentity(): Promise<EntraFixture> {
@@ -78,8 +78,6 @@ export async function startCosmosWithIdentity(): Promise<EntraFixture> {
     dataDir: data.dir,
     identity: idp.endpoints as { issuer: string; jwksUri: string },
   });
-  const { database } = await fixture.client().databases.createIfNotExists({ id: 'TasksDB' });
-  await database.containers.createIfNotExists({ id: 'Tasks', partitionKey: '/id' });
   const saved = { endpoint: process.env.IDENTITY_ENDPOINT, header: process.env.IDENTITY_HEADER };
   return {
     cosmos: fixture,
