@@ -1,0 +1,56 @@
+/** The storage rows of the Errors table that need a broken StorageConnection setting. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AppStack, answer, startAppStack, TEXT } from './test-support.ts';
+
+const upload = (app: AppStack) => {
+  const body = new FormData();
+  body.append('taskId', 't1');
+  body.append('file', new Blob(['x']), 'a.txt');
+  return fetch(app.url('uploadattachment'), { method: 'POST', body });
+};
+const metadata = (app: AppStack) => fetch(app.url('getattachment', { taskId: 't1', fileName: 'a.txt' }));
+
+describe('StorageConnection missing or empty', () => {
+  let app: AppStack;
+  beforeAll(async () => {
+    app = await startAppStack({
+      components: ['identity', 'blob', 'functions'],
+      settings: { StorageConnection: '' },
+    });
+  });
+  afterAll(async () => {
+    await app?.stop();
+  });
+
+  it('upload and metadata answer 500 with an empty body', async () => {
+    for (const response of [await upload(app), await metadata(app)]) {
+      expect(await answer(response)).toEqual({ status: 500, contentType: null, body: '' });
+    }
+  });
+});
+
+describe('any other storage failure', () => {
+  let app: AppStack;
+  beforeAll(async () => {
+    // A value the storage client cannot use: it fails at once, without retries.
+    app = await startAppStack({
+      components: ['identity', 'blob', 'functions'],
+      settings: { StorageConnection: 'not a connection string' },
+    });
+  });
+  afterAll(async () => {
+    await app?.stop();
+  });
+
+  it('upload answers 500 with "Error uploading file: " and the failure message', async () => {
+    const { status, contentType, body } = await answer(await upload(app));
+    expect({ status, contentType }).toEqual({ status: 500, contentType: TEXT });
+    expect(body).toMatch(/^Error uploading file: \S/);
+  });
+
+  it('metadata answers 500 with "Error retrieving file metadata: " and the failure message', async () => {
+    const { status, contentType, body } = await answer(await metadata(app));
+    expect({ status, contentType }).toEqual({ status: 500, contentType: TEXT });
+    expect(body).toMatch(/^Error retrieving file metadata: \S/);
+  });
+});

@@ -1,0 +1,107 @@
+/** The function app under test: the stack's components (the function app in the local host) and helpers. */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { testDataDir } from '../../emulators/core/testing.ts';
+import { type Stack, start } from '../../emulators/stack/launcher.ts';
+
+export const CORE_COMPONENTS = ['identity', 'blob', 'cosmos', 'keyvault', 'functions'];
+
+export interface LogEntry {
+  time: string;
+  function?: string;
+  level: string;
+  message: string;
+}
+
+export interface AppStack {
+  stack: Stack;
+  baseUrl: string;
+  key: string;
+  /** `<baseUrl>/api/<path>` with the function key in `code`, plus the given query parameters. */
+  url(path: string, query?: Record<string, string>): string;
+  /** The JSON-lines log of function invocations, as written so far. */
+  logs(): LogEntry[];
+  /** Polls the function log until an entry matches; fails with the log's tail after `timeoutMs`. */
+  waitForLog(match: (entry: LogEntry) => boolean, timeoutMs?: number): Promise<LogEntry>;
+  /** Every line of every log file of the run (components and functions). */
+  allLogText(): string;
+  stop(): Promise<void>;
+}
+
+export async function startAppStack(
+  options: { settings?: Record<string, string>; encryptionKey?: string; components?: string[] } = {},
+): Promise<AppStack> {
+  const data = testDataDir();
+  const stack = await start({
+    dataDir: data.dir,
+    ports: 'free',
+    console: false,
+    inMemory: true,
+    components: options.components ?? CORE_COMPONENTS,
+    encryptionKey: options.encryptionKey,
+    settings: { functions: options.settings ?? {} },
+  }).catch((error: unknown) => {
+    data.remove();
+    throw error;
+  });
+  const { baseUrl = '', functionKey, logs: logFiles } = stack.description;
+  const functionLog = logFiles.functions ?? '';
+  const readLog = (): LogEntry[] => {
+    let text = '';
+    try {
+      text = readFileSync(functionLog, 'utf8');
+    } catch {
+      return [];
+    }
+    return text
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as LogEntry);
+  };
+  return {
+    stack,
+    baseUrl,
+    key: functionKey,
+    url(path, query = {}) {
+      return `${baseUrl}/api/${path}?${new URLSearchParams({ ...query, code: functionKey })}`;
+    },
+    logs: readLog,
+    async waitForLog(match, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = readLog().find(match);
+        if (found) return found;
+        if (Date.now() > deadline) {
+          const tail = readLog()
+            .slice(-15)
+            .map((entry) => entry.message)
+            .join('\n');
+          throw new Error(`no matching function log entry within ${timeoutMs} ms; last entries:\n${tail}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+    allLogText() {
+      const dir = join(data.dir, 'logs');
+      return readdirSync(dir)
+        .map((file) => readFileSync(join(dir, file), 'utf8'))
+        .join('\n');
+    },
+    async stop() {
+      await stack.stop();
+      data.remove();
+    },
+  };
+}
+
+/** A response reduced to what the contract fixes: status, content type (null when absent) and body text. */
+export async function answer(response: Response) {
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type'),
+    body: await response.text(),
+  };
+}
+
+export const TEXT = 'text/plain; charset=utf-8';
+export const JSON_TYPE = 'application/json; charset=utf-8';
