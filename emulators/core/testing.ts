@@ -80,13 +80,14 @@ export interface ComponentUnderTest {
   /** The component's console lines so far (all of its processes). */
   readonly output: string[];
   action(name: string, input?: unknown): Promise<unknown>;
-  /** Moves the stack clock forward; resolves once the component has adopted it. */
+  /** Moves the stack clock forward; resolves once the component (if running) has adopted it. */
   advanceClock(ms: number): Promise<void>;
-  /** Stops it (gracefully) and starts a new process on the same data directory and clock. */
-  restart(): Promise<void>;
+  /** Stops it gracefully; the clock may be moved while it is down. */
+  stop(): Promise<void>;
+  /** Starts a new process on the same data directory and clock (after `stop`). */
+  start(): Promise<void>;
   /** Kills the process with SIGKILL; it comes back by itself, as the launcher restarts crashed components. */
   kill(): void;
-  stop(): Promise<void>;
 }
 
 /**
@@ -127,6 +128,7 @@ export async function startComponent(
     return process;
   };
   let component = await launch();
+  let running = true;
   return {
     get endpoints() {
       return component.endpoints;
@@ -136,13 +138,16 @@ export async function startComponent(
     async advanceClock(ms) {
       context.clock.advance(ms);
       start.shifts = [...context.clock.shifts];
-      await component.request({ type: 'clock', shifts: start.shifts });
+      if (running) await component.request({ type: 'clock', shifts: start.shifts });
     },
-    async restart() {
+    async stop() {
+      running = false;
       await component.stop();
+    },
+    async start() {
       component = await launch();
+      running = true;
     },
     kill: () => process.kill(component.pid ?? 0, 'SIGKILL'),
-    stop: () => component.stop(),
   };
 }

@@ -26,7 +26,7 @@ export interface CompiledRoute {
   precedence: number[];
 }
 
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+export const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const integer = (min: bigint, max: bigint) => (value: string) =>
   /^-?\d+$/.test(value) && BigInt(value) >= min && BigInt(value) <= max;
 const number = (value: string) => value.trim() !== '' && Number.isFinite(Number(value));

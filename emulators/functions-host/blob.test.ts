@@ -1,0 +1,192 @@
+/**
+ * The host against Azurite (the stack's blob component), driven with @azure/storage-blob: keys kept in
+ * azure-webjobs-secrets, the blob trigger with receipts across restarts and poison handling, blob outputs.
+ */
+import { join } from 'node:path';
+import { BlobServiceClient } from '@azure/storage-blob';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StackSecrets } from '../core/secrets.ts';
+import { type ComponentUnderTest, startComponent, testContext, testDataDir } from '../core/testing.ts';
+import { appPath, readLog, waitFor } from './test/helpers.ts';
+
+const data = testDataDir();
+const logFile = join(data.dir, 'logs', 'functions.jsonl');
+let blob: ComponentUnderTest;
+let host: ComponentUnderTest;
+let storage: BlobServiceClient;
+let secrets: StackSecrets;
+let hostId: string;
+
+const base = () => host.endpoints.baseUrl as string;
+const count = (message: string) => readLog(logFile).filter((entry) => entry.message === message).length;
+const text = async (container: string, name: string) =>
+  (await storage.getContainerClient(container).getBlobClient(name).downloadToBuffer()).toString('utf8');
+const upload = (container: string, name: string, content: string) =>
+  storage.getContainerClient(container).getBlockBlobClient(name).upload(content, Buffer.byteLength(content));
+const names = async (container: string, prefix?: string) => {
+  const found: string[] = [];
+  for await (const item of storage.getContainerClient(container).listBlobsFlat({ prefix }))
+    found.push(item.name);
+  return found;
+};
+
+beforeAll(async () => {
+  blob = await startComponent('blob', { port: 0 }, data.dir);
+  const connectionString = blob.endpoints.connectionString as string;
+  storage = BlobServiceClient.fromConnectionString(connectionString);
+  await storage.getContainerClient('tasks').createIfNotExists();
+  host = await startComponent(
+    'functions',
+    {
+      port: 0,
+      appDir: appPath('app-cjs'),
+      logFile,
+      settings: { AzureWebJobsStorage: connectionString, StorageConnection: connectionString },
+    },
+    data.dir,
+  );
+  secrets = (await testContext(data.dir)).secrets;
+  const status = await fetch(`${base()}/admin/host/status`, {
+    headers: { 'x-functions-key': secrets.masterKey },
+  });
+  hostId = ((await status.json()) as { id: string }).id;
+});
+
+afterAll(async () => {
+  await host?.stop();
+  await blob?.stop();
+  data.remove();
+});
+
+describe('keys in azure-webjobs-secrets', () => {
+  it('keeps host secrets in the runtime shape, seeded with the stack keys', async () => {
+    const stored = JSON.parse(await text('azure-webjobs-secrets', `${hostId}/host.json`));
+    expect(stored).toMatchObject({
+      masterKey: { name: 'master', value: secrets.masterKey, encrypted: false },
+      functionKeys: [{ name: 'default', value: secrets.functionKey, encrypted: false }],
+      systemKeys: [{ name: 'eventgrid_extension', value: secrets.eventGridExtensionKey, encrypted: false }],
+      source: 'runtime',
+    });
+  });
+
+  it('creates function secrets on first use and keeps keys set through the actions across restarts', async () => {
+    await host.action('setKey', {
+      function: 'keyed',
+      keyName: 'kept',
+      keyValue: 'kept-across-restarts-0123456789',
+    });
+    const stored = JSON.parse(await text('azure-webjobs-secrets', `${hostId}/keyed.json`));
+    expect(stored.keys.map((key: { name: string }) => key.name)).toEqual(['default', 'kept']);
+    await host.stop();
+    await host.start();
+    expect((await fetch(`${base()}/api/keyed?code=kept-across-restarts-0123456789`)).status).toBe(200);
+    expect((await fetch(`${base()}/api/keyed?code=${stored.keys[0].value}`)).status).toBe(200);
+  });
+});
+
+describe('blob trigger', () => {
+  it('runs once per blob matching tasks/{name}.json, with {name} binding data and a blob output', async () => {
+    await upload('tasks', 'readme.txt', 'not a task');
+    await upload('tasks', 'a.json', '{"Title":"A"}');
+    await waitFor('a.json processed', () => count('processed a: {"Title":"A"}') === 1);
+    expect(await waitFor('the output blob', () => text('processed', 'a.txt').catch(() => undefined))).toBe(
+      'seen 13 bytes of tasks/a.json',
+    );
+    const executing = readLog(logFile).find(
+      (e) => e.function === 'ProcessTask' && e.message.startsWith('Executing'),
+    );
+    expect(executing?.message).toContain("Reason='New blob detected(LogsAndContainerScan): tasks/a.json'");
+    // b.json is listed after a.json: once b has run, the scans since a's run have all passed over a.
+    await upload('tasks', 'b.json', '{"Title":"B"}');
+    await waitFor('b.json processed', () => count('processed b: {"Title":"B"}') === 1);
+    expect(count('processed a: {"Title":"A"}')).toBe(1);
+    expect(readLog(logFile).some((e) => e.message.startsWith('processed readme'))).toBe(false);
+  });
+
+  it('keeps a completed receipt per blob version in azure-webjobs-hosts/blobreceipts', async () => {
+    const { etag } = await storage.getContainerClient('tasks').getBlobClient('a.json').getProperties();
+    const receipt = `blobreceipts/${hostId}/Host.Functions.ProcessTask/${etag}/tasks/a.json`;
+    expect(await names('azure-webjobs-hosts', 'blobreceipts/')).toContain(receipt);
+    const { metadata } = await storage
+      .getContainerClient('azure-webjobs-hosts')
+      .getBlobClient(receipt)
+      .getProperties();
+    expect(metadata?.incomplete).toBeUndefined();
+  });
+
+  it('does not run a finished version again after a restart, but runs a new version of it', async () => {
+    await host.stop();
+    await host.start();
+    await upload('tasks', 'c.json', '{"Title":"C"}');
+    await waitFor('c.json processed', () => count('processed c: {"Title":"C"}') === 1);
+    expect(count('processed a: {"Title":"A"}')).toBe(1);
+    expect(count('processed b: {"Title":"B"}')).toBe(1);
+    await upload('tasks', 'a.json', '{"Title":"A2"}');
+    await waitFor('the new version of a.json', () => count('processed a: {"Title":"A2"}') === 1);
+  });
+
+  it('gives up after maxDequeueCount failed tries (host.json: 3) and records a poison message', async () => {
+    await upload('poison-input', 'bad.txt', 'bad');
+    const poisonNames = await waitFor('the poison message', async () => {
+      const found = await names('webjobs-blobtrigger-poison').catch(() => []);
+      return found.length ? found : undefined;
+    });
+    const message = JSON.parse(await text('webjobs-blobtrigger-poison', poisonNames[0] as string));
+    const { etag } = await storage
+      .getContainerClient('poison-input')
+      .getBlobClient('bad.txt')
+      .getProperties();
+    expect(message).toEqual({
+      Type: 'BlobTrigger',
+      FunctionId: 'Host.Functions.poisoned',
+      BlobType: 'BlockBlob',
+      ContainerName: 'poison-input',
+      BlobName: 'bad.txt',
+      ETag: etag,
+    });
+    const failures = () =>
+      readLog(logFile).filter((e) => e.message.startsWith("Executed 'Functions.poisoned' (Failed")).length;
+    expect(failures()).toBe(3);
+    await upload('tasks', 'd.json', '{"Title":"D"}');
+    await waitFor('d.json processed', () => count('processed d: {"Title":"D"}') === 1);
+    expect(failures()).toBe(3);
+  });
+
+  it('reports a listener whose connection is missing, and keeps the others running', () => {
+    expect(
+      readLog(logFile).some((e) =>
+        e.message.startsWith(
+          "The listener for function 'Functions.misconfigured' was unable to start. storage connection 'MissingConnection'",
+        ),
+      ),
+    ).toBe(true);
+  });
+
+  it('runs a blob function by hand through the admin API with the blob path as input', async () => {
+    const response = await fetch(`${base()}/admin/functions/ProcessTask`, {
+      method: 'POST',
+      headers: { 'x-functions-key': secrets.masterKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'tasks/b.json' }),
+    });
+    expect(response.status).toBe(202);
+    await waitFor('the manual run', () => count('processed b: {"Title":"B"}') === 2);
+  });
+});
+
+describe('blob output binding', () => {
+  it('resolves {DateTime} and {rand-guid} in the path', async () => {
+    const response = await fetch(`${base()}/api/saveNote`, { method: 'POST', body: 'note text' });
+    expect(response.status).toBe(201);
+    const [name] = await names('notes');
+    expect(name).toMatch(
+      /^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.txt$/,
+    );
+    expect(await text('notes', name as string)).toBe('note text');
+  });
+
+  it('resolves route parameters ({id}) in the path', async () => {
+    const response = await fetch(`${base()}/api/tasks/42`, { method: 'PUT', body: '{"Title":"X"}' });
+    expect(response.status).toBe(204);
+    expect(JSON.parse(await text('tasks-copy', '42.json'))).toEqual({ Title: 'X' });
+  });
+});

@@ -1,0 +1,54 @@
+const { app, output } = require('@azure/functions');
+
+const processed = output.storageBlob({ path: 'processed/{name}.txt', connection: 'StorageConnection' });
+
+app.storageBlob('ProcessTask', {
+  path: 'tasks/{name}.json',
+  connection: 'StorageConnection',
+  extraOutputs: [processed],
+  handler: (blob, context) => {
+    context.log(`processed ${context.triggerMetadata.name}: ${blob.toString('utf8')}`);
+    context.extraOutputs.set(
+      processed,
+      `seen ${blob.length} bytes of ${context.triggerMetadata.blobTrigger}`,
+    );
+  },
+});
+
+app.storageBlob('poisoned', {
+  path: 'poison-input/{name}',
+  connection: 'StorageConnection',
+  handler: (_blob, context) => {
+    throw new Error(`cannot process ${context.triggerMetadata.name}`);
+  },
+});
+
+app.storageBlob('misconfigured', {
+  path: 'elsewhere/{name}',
+  connection: 'MissingConnection',
+  handler: () => {},
+});
+
+const note = output.storageBlob({
+  path: 'notes/{DateTime}-{rand-guid}.txt',
+  connection: 'StorageConnection',
+});
+app.http('saveNote', {
+  methods: ['POST'],
+  extraOutputs: [note],
+  handler: async (request, context) => {
+    context.extraOutputs.set(note, await request.text());
+    return { status: 201 };
+  },
+});
+
+const copy = output.storageBlob({ path: 'tasks-copy/{id}.json', connection: 'StorageConnection' });
+app.http('saveTask', {
+  methods: ['PUT'],
+  route: 'tasks/{id}',
+  extraOutputs: [copy],
+  handler: async (request, context) => {
+    context.extraOutputs.set(copy, await request.json());
+    return { status: 204 };
+  },
+});

@@ -1,0 +1,105 @@
+/** The timer trigger on the stack clock, with its schedule status in Azurite across restarts. */
+import { join } from 'node:path';
+import { BlobServiceClient } from '@azure/storage-blob';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ComponentUnderTest, startComponent, testContext, testDataDir } from '../core/testing.ts';
+import { appPath, readLog, waitFor } from './test/helpers.ts';
+
+const FIVE_MINUTES = 5 * 60_000;
+const data = testDataDir();
+const logFile = join(data.dir, 'logs', 'functions.jsonl');
+let blob: ComponentUnderTest;
+let host: ComponentUnderTest;
+let storage: BlobServiceClient;
+let statusPath: string;
+let masterKey: string;
+
+interface ScheduleStatus {
+  Last: string;
+  Next: string;
+  LastUpdated: string;
+}
+
+const ticks = (pastDue: boolean) =>
+  readLog(logFile).filter((e) => e.message.startsWith(`tick isPastDue=${pastDue}`));
+const readStatus = async () =>
+  JSON.parse(
+    (
+      await storage.getContainerClient('azure-webjobs-hosts').getBlobClient(statusPath).downloadToBuffer()
+    ).toString(),
+  ) as ScheduleStatus;
+
+beforeAll(async () => {
+  blob = await startComponent('blob', { port: 0 }, data.dir);
+  const connectionString = blob.endpoints.connectionString as string;
+  storage = BlobServiceClient.fromConnectionString(connectionString);
+  const settings = { AzureWebJobsStorage: connectionString, StorageConnection: connectionString };
+  host = await startComponent(
+    'functions',
+    { port: 0, appDir: appPath('app-cjs'), logFile, settings },
+    data.dir,
+  );
+  masterKey = (await testContext(data.dir)).secrets.masterKey;
+  const status = await fetch(`${host.endpoints.baseUrl}/admin/host/status`, {
+    headers: { 'x-functions-key': masterKey },
+  });
+  statusPath = `timers/${((await status.json()) as { id: string }).id}/Host.Functions.tick/status`;
+});
+
+afterAll(async () => {
+  await host?.stop();
+  await blob?.stop();
+  data.remove();
+});
+
+describe('timer trigger (0 */5 * * * *)', () => {
+  it('records its schedule status at start: the next five-minute boundary', async () => {
+    const status = await waitFor('the status blob', () => readStatus().catch(() => undefined));
+    const next = Date.parse(status.Next);
+    expect(next % FIVE_MINUTES).toBe(0);
+    expect(next).toBeGreaterThan(Date.parse(status.LastUpdated));
+    expect(next - Date.parse(status.LastUpdated)).toBeLessThanOrEqual(FIVE_MINUTES);
+  });
+
+  it('fires when the stack clock moves five minutes, and records Last/Next', async () => {
+    const before = await readStatus();
+    await host.advanceClock(FIVE_MINUTES);
+    const tick = await waitFor('the scheduled run', () => ticks(false)[0]);
+    expect(tick.function).toBe('tick');
+    expect(readLog(logFile).find((e) => e.invocationId === tick.invocationId)?.message).toMatch(
+      /^Executing 'Functions\.tick' \(Reason='Timer fired at \d{4}-\d\d-\d\dT/,
+    );
+    const after = await waitFor('the updated status', async () => {
+      const status = await readStatus();
+      return status.LastUpdated !== before.LastUpdated && status;
+    });
+    expect(Date.parse(after.Last)).toBeGreaterThanOrEqual(Date.parse(before.Next));
+    expect(Date.parse(after.Next) - Date.parse(after.Last)).toBe(FIVE_MINUTES);
+  });
+
+  it('runs a missed occurrence once with isPastDue after a restart', async () => {
+    await host.stop();
+    await host.advanceClock(2 * FIVE_MINUTES);
+    expect(ticks(true)).toHaveLength(0);
+    await host.start();
+    const late = await waitFor('the past-due run', () => ticks(true)[0]);
+    expect(late.message).toMatch(/last=\d{4}-/);
+    const status = await waitFor('the status after the past-due run', async () => {
+      const current = await readStatus();
+      return Date.parse(current.Next) > Date.parse(current.LastUpdated) && current;
+    });
+    expect(Date.parse(status.Next) % FIVE_MINUTES).toBe(0);
+    expect(ticks(true)).toHaveLength(1);
+  });
+
+  it('runs by hand through the admin API (202)', async () => {
+    const manual = ticks(false).length;
+    const response = await fetch(`${host.endpoints.baseUrl}/admin/functions/tick`, {
+      method: 'POST',
+      headers: { 'x-functions-key': masterKey },
+      body: '{"input":""}',
+    });
+    expect(response.status).toBe(202);
+    await waitFor('the manual run', () => ticks(false).length > manual);
+  });
+});
