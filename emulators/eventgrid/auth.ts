@@ -1,0 +1,91 @@
+/**
+ * Publisher authentication as Event Grid does it: the topic access key in `aeg-sas-key`, or a shared
+ * access signature in `aeg-sas-token` (`r=<resource>&e=<expiry>&s=<signature>`, the signature an
+ * HMAC-SHA256 of `r=…&e=…` keyed with the base64-decoded access key, as `generateSharedAccessSignature`
+ * of `@azure/eventgrid` makes it).
+ */
+import { createHmac } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { StackClock } from '../core/clock.ts';
+import { sameKey } from '../core/compare.ts';
+import { EventGridError } from './errors.ts';
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** Azure's text, down to the stray " ." it puts after the reason. */
+const NOT_BASE64 =
+  'This is due to the reason: The input is not a valid Base-64 string as it contains a non-base 64 ' +
+  'character, more than two padding characters, or an illegal character among the padding characters. .';
+
+const SAS_FORMAT =
+  'Invalid key in aeg-sas-token. Valid format :r=UrlEncodedResource&e=UrlEncodedUtcExpiration&s=UrlEncodedSignature.';
+
+/** `M/d/yyyy h:mm:ss AM|PM` (UTC) → ms since the epoch, or NaN. */
+function parseServiceTime(text: string): number {
+  const m = /^(\d{1,2})\/(\d{1,2})\/(\d{4}) (\d{1,2}):(\d{2}):(\d{2}) (AM|PM)$/.exec(text);
+  if (!m) return Number.NaN;
+  const [, month, day, year, hour, minute, second, half] = m.map((part) => part ?? '');
+  const hours = (Number(hour) % 12) + (half === 'PM' ? 12 : 0);
+  return Date.UTC(Number(year), Number(month) - 1, Number(day), hours, Number(minute), Number(second));
+}
+
+export interface PublisherAuth {
+  /** Throws the EventGridError Azure would answer when the request may not publish to `topicUrl`. */
+  check(headers: IncomingHttpHeaders, topicUrl: string): void;
+}
+
+export function publisherAuth(key: string, host: string, clock: StackClock): PublisherAuth {
+  const notAuthorized = (reason?: string) =>
+    new EventGridError(
+      401,
+      'Unauthorized',
+      `The request authorization key is not authorized for ${host.toUpperCase()}.${reason ? ` ${reason}` : ''}`,
+    );
+
+  function checkToken(token: string, topicUrl: string) {
+    const parts = new Map(
+      token.split('&').map((pair) => {
+        const at = pair.indexOf('=');
+        return [pair.slice(0, at), pair.slice(at + 1)] as const;
+      }),
+    );
+    const [resource, expiry, signature] = ['r', 'e', 's'].map((name) => parts.get(name));
+    if (resource === undefined || expiry === undefined || signature === undefined)
+      throw new EventGridError(400, 'InvalidSas', SAS_FORMAT);
+    let decoded: string[];
+    try {
+      decoded = [resource, expiry, signature].map(decodeURIComponent);
+    } catch {
+      throw new EventGridError(400, 'InvalidSas', SAS_FORMAT);
+    }
+    const [decodedResource = '', decodedExpiry = '', decodedSignature] = decoded;
+    // The resource names the topic URL plus an api version; the query part is not compared.
+    const forTopic =
+      decodedResource.split('?')[0]?.replace(/\/$/, '').toLowerCase() === topicUrl.toLowerCase();
+    const expires = parseServiceTime(decodedExpiry);
+    const expected = createHmac('sha256', Buffer.from(key, 'base64'))
+      .update(`r=${resource}&e=${expiry}`)
+      .digest('base64');
+    if (!sameKey(decodedSignature, expected) || !forTopic || !(expires > clock.now())) throw notAuthorized();
+  }
+
+  return {
+    check(headers, topicUrl) {
+      const sasKey = headers['aeg-sas-key'];
+      const sasToken = headers['aeg-sas-token'];
+      if (typeof sasKey === 'string') {
+        if (sasKey === '')
+          throw new EventGridError(400, 'InvalidSas', 'Request must have a value for aeg-sas-key.');
+        if (!BASE64.test(sasKey)) throw notAuthorized(NOT_BASE64);
+        if (!sameKey(sasKey, key)) throw notAuthorized();
+        return;
+      }
+      if (typeof sasToken === 'string' && sasToken !== '') return checkToken(sasToken, topicUrl);
+      throw new EventGridError(
+        401,
+        'Unauthorized',
+        'Request must contain one of the following authorization signature: aeg-sas-token, aeg-sas-key.',
+      );
+    },
+  };
+}

@@ -1,0 +1,112 @@
+/**
+ * The Event Grid emulator: the custom topics of the topology over HTTPS (Event Grid schema, access key or
+ * SAS token), and push delivery of their events to the Functions host's Event Grid webhook, retried on
+ * Event Grid's schedule, dead-lettered, and persisted so that a restart resumes pending deliveries.
+ */
+import { createServer } from 'node:https';
+import { z } from 'zod';
+import { defineEmulator } from '../core/emulator.ts';
+import { answerClientErrors, close, LOOPBACK, listen, MAX_HEADER_SIZE } from '../core/http.ts';
+import { publisherAuth } from './auth.ts';
+import { createDeliverer } from './delivery.ts';
+import { EventGridError, sendError } from './errors.ts';
+import { eventGridHandler, type TopicEndpoint } from './routes.ts';
+import { createStore } from './store.ts';
+
+/**
+ * What each event's `topic` says: an ARM id in the form Azure stamps it (provider in lower case), under
+ * an all-zero subscription id and a `taskstack` resource group, so nobody mistakes it for a real one.
+ */
+const resourceId = (topic: string) =>
+  `/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/taskstack/providers/microsoft.eventgrid/topics/${topic}`;
+
+export default defineEmulator({
+  name: 'eventgrid',
+  options: z.object({
+    port: z.number().int().min(0).max(65535),
+    /** The Functions host deliveries go to (`http://127.0.0.1:7071`); without it, every attempt fails. */
+    functionsBaseUrl: z.string().url().optional(),
+  }),
+  async start(options, context) {
+    const topics = context.topology.eventGrid.topics;
+    const unsupported = topics
+      .flatMap((topic) => topic.subscriptions)
+      .find((subscription) => subscription.endpointType !== 'AzureFunction');
+    if (unsupported) {
+      throw new Error(
+        `subscription ${unsupported.name}: endpoint type ${unsupported.endpointType} is not emulated (only AzureFunction)`,
+      );
+    }
+    const server = createServer({
+      key: context.tls.key,
+      cert: context.tls.cert,
+      maxHeaderSize: MAX_HEADER_SIZE,
+    });
+    answerClientErrors(server);
+    // Topic URLs name the port: requests are served once it is known.
+    let handle: ReturnType<typeof eventGridHandler> | undefined;
+    server.on('request', (req, res) => {
+      if (!handle) {
+        return sendError(
+          res,
+          new EventGridError(503, 'ServiceUnavailable', 'The service is starting.'),
+          context.clock,
+        );
+      }
+      handle(req, res).catch((error: Error) => {
+        context.log(`request failed: ${error.message}`);
+        if (res.headersSent) return res.destroy();
+        const internal = new EventGridError(
+          500,
+          'InternalServerError',
+          'The service encountered an internal error.',
+        );
+        sendError(res, internal, context.clock);
+      });
+    });
+    const port = await listen(server, options.port);
+    // Only once listening: a start that fails leaves no delivery timers behind.
+    const deliverer = createDeliverer({
+      topics,
+      functionsBaseUrl: options.functionsBaseUrl,
+      extensionKey: context.secrets.eventGridExtensionKey,
+      clock: context.clock,
+      store: createStore(context.stateDir),
+      log: context.log,
+    });
+    const origin = `https://${LOOPBACK}:${port}`;
+    const endpoints = new Map<string, TopicEndpoint>(
+      topics.map(({ name }) => [
+        name.toLowerCase(),
+        { name, url: `${origin}/${name}/api/events`, resourceId: resourceId(name) },
+      ]),
+    );
+    handle = eventGridHandler({
+      topics: endpoints,
+      origin,
+      auth: publisherAuth(context.secrets.eventGridKey, LOOPBACK, context.clock),
+      deliverer,
+      clock: context.clock,
+    });
+    context.log(`topics ${[...endpoints.values()].map((topic) => topic.url).join(', ')}`);
+    return {
+      endpoints: Object.fromEntries([...endpoints.values()].map((topic) => [topic.name, topic.url])),
+      async health() {
+        for (const { url } of endpoints.values()) {
+          const response = await fetch(url, { method: 'OPTIONS' });
+          await response.body?.cancel();
+          if (response.status !== 200) throw new Error(`${url} answered ${response.status}`);
+        }
+      },
+      async stop() {
+        // No publish may slip in once deliveries stop.
+        await close(server);
+        await deliverer.stop();
+      },
+      actions: {
+        deliveries: async () => deliverer.deliveries(),
+        deadLetters: async () => deliverer.deadLetters(),
+      },
+    };
+  },
+});
