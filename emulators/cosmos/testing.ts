@@ -24,6 +24,7 @@ export async function startCosmos(
 ): Promise<CosmosFixture> {
   const data = opts.dataDir ? { dir: opts.dataDir, remove: () => {} } : testDataDir();
   const context = await testContext(data.dir, { inMemory: opts.inMemory });
+  // A test that hits an emulator bug shows its stack (the client only sees Cosmos's 500 body).
   context.log = (line) => {
     if (line.includes('internal error')) console.error(line);
   };
