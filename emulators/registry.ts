@@ -9,6 +9,8 @@ export const registry = {
   blob: () => import('./blob/index.ts'),
   cosmos: () => import('./cosmos/index.ts'),
   keyvault: () => import('./keyvault/index.ts'),
+  eventhubs: () => import('./eventhubs/index.ts'),
+  eventgrid: () => import('./eventgrid/index.ts'),
   functions: () => import('./functions-host/index.ts'),
 } satisfies Record<string, () => Promise<{ default: Emulator }>>;
 

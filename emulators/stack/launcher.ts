@@ -81,6 +81,12 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
     );
   });
 
+  // Like an Azure Functions TypeScript project's prestart: the host runs the built JavaScript.
+  if (names.includes('functions')) {
+    const { buildFunctionApp } = await import('../../system/functions/build.ts');
+    await buildFunctionApp();
+  }
+
   const stopAll = () => Promise.all(components.map((component) => component.stop()));
   let control: Awaited<ReturnType<typeof startControlServer>> | undefined;
   try {
