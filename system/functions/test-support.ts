@@ -1,5 +1,6 @@
 /** The function app under test: the stack's components (the function app in the local host) and helpers. */
 import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { testDataDir } from '../../emulators/core/testing.ts';
 import { type Stack, start } from '../../emulators/stack/launcher.ts';
@@ -28,9 +29,15 @@ export interface AppStack {
   stop(): Promise<void>;
 }
 
-export async function startAppStack(
-  options: { settings?: Record<string, string>; encryptionKey?: string; components?: string[] } = {},
-): Promise<AppStack> {
+export interface AppStackOptions {
+  settings?: Record<string, string>;
+  encryptionKey?: string;
+  components?: string[];
+  /** Fixed ports for some components (e.g. to name Cosmos' endpoint in a setting before start). */
+  portOverrides?: Record<string, number>;
+}
+
+export async function startAppStack(options: AppStackOptions = {}): Promise<AppStack> {
   const data = testDataDir();
   const stack = await start({
     dataDir: data.dir,
@@ -39,6 +46,7 @@ export async function startAppStack(
     inMemory: true,
     components: options.components ?? CORE_COMPONENTS,
     encryptionKey: options.encryptionKey,
+    portOverrides: options.portOverrides,
     settings: { functions: options.settings ?? {} },
   }).catch((error: unknown) => {
     data.remove();
@@ -92,6 +100,18 @@ export async function startAppStack(
       data.remove();
     },
   };
+}
+
+/** A port that was free a moment ago (the launcher checks it again and fails clearly if taken since). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
 }
 
 /** A response reduced to what the contract fixes: status, content type (null when absent) and body text. */
