@@ -118,10 +118,9 @@ describe('Event Hubs AMQP robustness', () => {
         source: { address: `${HUB}/ConsumerGroups/$default/Partitions/0` },
       });
       const { receiver: closed } = await once(receiver, 'receiver_close');
-      expect(closed?.error).toMatchObject({ condition: 'amqp:unauthorized-access' });
-      expect(String((closed?.error as { description?: string }).description)).toMatch(
-        /^Unauthorized access\. 'Listen' claim\(s\) are required/,
-      );
+      const error = closed?.error as { condition?: string; description?: string } | undefined;
+      expect(error?.condition).toBe('amqp:unauthorized-access');
+      expect(String(error?.description)).toMatch(/^Unauthorized access\. 'Listen' claim\(s\) are required/);
     } finally {
       connection.close();
     }
@@ -161,15 +160,11 @@ describe('Event Hubs AMQP robustness', () => {
       const notData = rhea.message.encode({ body: 'not data sections' });
       sender.send(notData, undefined, 0x80013700);
       const { delivery } = await once(sender, 'rejected');
-      expect((delivery?.remote_state as { error?: { condition?: string } }).error?.condition).toBe(
-        'amqp:decode-error',
-      );
+      expect(condition(delivery)).toBe('amqp:decode-error');
 
       sender.send(Buffer.from([0x00, 0x53, 0x75, 0xb0, 0xff, 0, 0, 0]), undefined, 0x80013700);
       const truncated = await once(sender, 'rejected');
-      expect((truncated.delivery?.remote_state as { error?: { condition?: string } }).error?.condition).toBe(
-        'amqp:decode-error',
-      );
+      expect(condition(truncated.delivery)).toBe('amqp:decode-error');
 
       const key = 'plain-client';
       const partition = String(partitionForKey(key, 2));
