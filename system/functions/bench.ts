@@ -68,7 +68,10 @@ export async function benchManageTask(): Promise<ManageTaskBench> {
     const durations = app
       .logs()
       .slice(logStart)
-      .flatMap((e) => /^Executed 'Functions\.ManageTask' \(Succeeded, .*Duration=(\d+)ms\)/.exec(e.message)?.[1] ?? [])
+      .flatMap(
+        (e) =>
+          /^Executed 'Functions\.ManageTask' \(Succeeded, .*Duration=(\d+)ms\)/.exec(e.message)?.[1] ?? [],
+      )
       .map(Number);
     const cosmos = new CosmosClient(app.stack.description.connections.DocumentDbConnection ?? '');
     const container = cosmos.database('TasksDB').container('Tasks');

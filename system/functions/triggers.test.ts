@@ -1,10 +1,11 @@
-/** The triggered functions through the local host: blob (ProcessTask), timer (CheckTasks), Event Grid. */
+/** The triggered functions through the local host: blob, timer, Event Grid and Event Hubs triggers. */
+import { EventHubProducerClient } from '@azure/event-hubs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AppStack, startAppStack } from './test-support.ts';
 
 let app: AppStack;
 beforeAll(async () => {
-  app = await startAppStack({ components: ['identity', 'blob', 'functions'] });
+  app = await startAppStack({ components: ['identity', 'blob', 'eventhubs', 'functions'] });
 });
 afterAll(async () => {
   await app?.stop();
@@ -93,5 +94,59 @@ describe('TaskCreatedNotification', () => {
         e.message.includes(malformed.id),
     );
     expect(entry).toMatchObject({ level: 'warning' });
+  });
+});
+
+describe('ProcessTaskEvents', () => {
+  it('logs each message of a batch sent to taskevents', async () => {
+    const producer = new EventHubProducerClient(
+      app.stack.description.connections.StreamHubConnection ?? '',
+      'taskevents',
+    );
+    const task = JSON.stringify({
+      id: crypto.randomUUID(),
+      title: 'streamed',
+      description: 'd',
+      dueDate: null,
+    });
+    const plain = `plain text ${crypto.randomUUID()}`;
+    try {
+      const batch = await producer.createBatch();
+      for (const body of [task, plain]) expect(batch.tryAdd({ body })).toBe(true);
+      await producer.sendBatch(batch);
+    } finally {
+      await producer.close();
+    }
+    for (const body of [task, plain]) {
+      await app.waitForLog(
+        (e) => e.function === 'ProcessTaskEvents' && e.message === `ProcessTaskEvents: message: ${body}`,
+      );
+    }
+  });
+});
+
+describe('PublishDocumentCreated', () => {
+  it('is registered as Azure needs it: change feed of TasksDB/Tasks with leases, Event Grid output by setting names', async () => {
+    const response = await fetch(`${app.baseUrl}/admin/functions/PublishDocumentCreated`, {
+      headers: { 'x-functions-key': app.stack.description.masterKey },
+    });
+    const { config } = (await response.json()) as { config: { bindings: Record<string, unknown>[] } };
+    expect(config.bindings).toEqual([
+      expect.objectContaining({
+        type: 'cosmosDBTrigger',
+        direction: 'in',
+        connection: 'DocumentDbConnection',
+        databaseName: 'TasksDB',
+        containerName: 'Tasks',
+        leaseContainerName: 'leases',
+        createLeaseContainerIfNotExists: true,
+      }),
+      expect.objectContaining({
+        type: 'eventGrid',
+        direction: 'out',
+        topicEndpointUri: 'TaskCreatedTopicEndpoint',
+        topicKeySetting: 'TaskCreatedTopicKey',
+      }),
+    ]);
   });
 });
