@@ -102,6 +102,7 @@ export async function startAmqpServer(
     closedWhere(connection, (link) => link.session === session),
   );
   container.on('connection_close', ({ connection }: EventContext) => closedWhere(connection, () => true));
+  container.on('connection_error', ({ connection }: EventContext) => closedWhere(connection, () => true));
   container.on('disconnected', ({ connection }: EventContext) => closedWhere(connection, () => true));
   container.on('protocol_error', (error: Error) =>
     log(`closed a connection after a protocol error: ${error.message}`),

@@ -89,8 +89,17 @@ class FilePartitionLog implements PartitionLog {
   }
 
   append(events: readonly StoredEvent[]) {
-    if (this.#fd === undefined) throw new Error('partition log is closed');
-    writeSync(this.#fd, Buffer.concat(events.map(encode)));
+    const fd = this.#fd;
+    if (fd === undefined) throw new Error('partition log is closed');
+    const data = Buffer.concat(events.map(encode));
+    const size = fstatSync(fd).size;
+    try {
+      for (let written = 0; written < data.length; ) written += writeSync(fd, data, written);
+    } catch (error) {
+      // All or nothing: a failed append (disk full…) must not leave half a batch before the next one.
+      ftruncateSync(fd, size);
+      throw error;
+    }
   }
 
   compact(live: readonly StoredEvent[], counters: PartitionCounters) {
