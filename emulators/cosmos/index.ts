@@ -24,11 +24,7 @@ const ACCOUNT = 'localhost';
  * to tokens whatever the role, as Cosmos does: the deployment creates them (README.md here).
  */
 function rbac(context: EmulatorContext, options: { issuer: string; jwksUri: string }, audiences: string[]) {
-  const verifier = createTokenVerifier({
-    issuer: options.issuer,
-    jwksUri: options.jwksUri,
-    clock: context.clock,
-  });
+  const verifier = createTokenVerifier({ issuer: options.issuer, jwksUri: options.jwksUri });
   const { identities } = context.secrets;
   const rolesOf = (principalId: string) =>
     context.topology.cosmos.roleAssignments

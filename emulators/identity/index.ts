@@ -36,7 +36,7 @@ export default defineEmulator({
     const authority = `https://${LOOPBACK}:${port}`;
     const issuer = `${authority}/${tenantId}/v2.0`;
     const jwksUri = `${authority}/${tenantId}/discovery/v2.0/keys`;
-    const tokens = await createTokenIssuer({ signingKey, issuer, tenantId, clock: context.clock });
+    const tokens = await createTokenIssuer({ signingKey, issuer, tenantId });
     handle = identityHandler({ tenantId, issuer, jwksUri, identities, tokens });
     context.log(`managed identity endpoint ${authority}/msi/token, issuer ${issuer}`);
     return {

@@ -1,7 +1,6 @@
 /** The token service: signs access tokens the way Entra ID does for a managed identity. */
 import { randomUUID } from 'node:crypto';
 import { importJWK, type JWK, SignJWT } from 'jose';
-import type { StackClock } from '../core/clock.ts';
 import type { IdentitySecrets } from '../core/secrets.ts';
 
 /** Managed-identity tokens live 24 hours. */
@@ -9,7 +8,7 @@ const LIFETIME_SECONDS = 24 * 3600;
 
 export interface IssuedToken {
   accessToken: string;
-  /** Seconds since the epoch, stack time. */
+  /** Seconds since the epoch, real time. */
   expiresOn: number;
   /** The audience the token was issued for. */
   resource: string;
@@ -28,9 +27,8 @@ export async function createTokenIssuer(options: {
   signingKey: JWK;
   issuer: string;
   tenantId: string;
-  clock: StackClock;
 }): Promise<TokenIssuer> {
-  const { signingKey, issuer, tenantId, clock } = options;
+  const { signingKey, issuer, tenantId } = options;
   if (!signingKey.kid) throw new Error('the signing key has no kid');
   const key = await importJWK(signingKey, 'RS256');
   const { kty, n, e, kid } = signingKey;
@@ -38,7 +36,8 @@ export async function createTokenIssuer(options: {
     publicJwks: { keys: [{ kty, n, e, kid, alg: 'RS256', use: 'sig' }] },
     async issue(identity, requested) {
       const resource = normaliseResource(requested);
-      const now = Math.floor(clock.now() / 1000);
+      // Real time, not the stack clock: the SDK's token cache decides when to refresh by real time.
+      const now = Math.floor(Date.now() / 1000);
       const expiresOn = now + LIFETIME_SECONDS;
       const accessToken = await new SignJWT({
         tid: tenantId,

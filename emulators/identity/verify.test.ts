@@ -1,4 +1,4 @@
-import { generateKeyPair, SignJWT } from 'jose';
+import { generateKeyPair, importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EmulatorContext, RunningEmulator } from '../core/emulator.ts';
 import { startEmulator, testContext, testDataDir } from '../core/testing.ts';
@@ -29,7 +29,7 @@ beforeAll(async () => {
   context = await testContext(data.dir, { inMemory: true });
   running = await startEmulator(identity, { port: 0 }, context);
   const { issuer, jwksUri } = running.endpoints;
-  verifier = createTokenVerifier({ issuer: issuer ?? '', jwksUri: jwksUri ?? '', clock: context.clock });
+  verifier = createTokenVerifier({ issuer: issuer ?? '', jwksUri: jwksUri ?? '' });
 });
 afterAll(async () => {
   await running?.stop();
@@ -68,7 +68,7 @@ describe('createTokenVerifier', () => {
   it('refuses a token signed by another key or for another issuer', async () => {
     const { privateKey } = await generateKeyPair('RS256');
     const kid = context.secrets.signingKey.kid ?? '';
-    const now = Math.floor(context.clock.now() / 1000);
+    const now = Math.floor(Date.now() / 1000);
     const forged = await new SignJWT({ oid: 'x', tid: context.secrets.tenantId, appid: 'y' })
       .setProtectedHeader({ alg: 'RS256', kid })
       .setIssuer(running.endpoints.issuer ?? '')
@@ -80,17 +80,36 @@ describe('createTokenVerifier', () => {
     const otherIssuer = createTokenVerifier({
       issuer: 'https://login.microsoftonline.com/other/v2.0',
       jwksUri: running.endpoints.jwksUri ?? '',
-      clock: context.clock,
     });
     const token = await tokenFor('functionApp', 'https://vault.azure.net');
     expect(await reasonOf(otherIssuer.verify(token, ['https://vault.azure.net']))).toBe('issuer');
   });
 
-  it('judges expiry by the stack clock', async () => {
-    const token = await tokenFor('functionApp', 'https://storage.azure.com');
-    expect(await reasonOf(verifier.verify(token, ['https://storage.azure.com']))).toBe('accepted');
-    context.clock.advance(24 * 3600_000 + 6 * 60_000);
-    expect(await reasonOf(verifier.verify(token, ['https://storage.azure.com']))).toBe('expired');
+  it('judges expiry by real time, as the SDK caching the token does', async () => {
+    const key = await importJWK(context.secrets.signingKey, 'RS256');
+    const { kid } = context.secrets.signingKey;
+    const app = context.secrets.identities.functionApp;
+    // Expired an hour ago in real time, well past the five minutes of skew allowed.
+    const exp = Math.floor(Date.now() / 1000) - 3600;
+    const expired = await new SignJWT({
+      oid: app?.principalId,
+      tid: context.secrets.tenantId,
+      appid: app?.clientId,
+    })
+      .setProtectedHeader({ alg: 'RS256', kid })
+      .setIssuer(running.endpoints.issuer ?? '')
+      .setAudience('https://storage.azure.com')
+      .setIssuedAt(exp - 24 * 3600)
+      .setExpirationTime(exp)
+      .sign(key);
+    expect(await reasonOf(verifier.verify(expired, ['https://storage.azure.com']))).toBe('expired');
+
+    const fresh = await tokenFor('functionApp', 'https://storage.azure.com');
+    context.clock.advance(25 * 3600_000);
+    expect(await reasonOf(verifier.verify(fresh, ['https://storage.azure.com']))).toBe('accepted');
+    // Tokens issued after the move are stamped with real time too, so they are valid now.
+    const later = await tokenFor('functionApp', 'https://storage.azure.com');
+    expect(await reasonOf(verifier.verify(later, ['https://storage.azure.com']))).toBe('accepted');
   });
 
   it('reports an unreachable key set as unavailable', async () => {
@@ -98,7 +117,6 @@ describe('createTokenVerifier', () => {
     const nowhere = createTokenVerifier({
       issuer: running.endpoints.issuer ?? '',
       jwksUri: 'https://127.0.0.1:1/keys',
-      clock: context.clock,
     });
     expect(await reasonOf(nowhere.verify(token, ['https://vault.azure.net']))).toBe('unavailable');
   });

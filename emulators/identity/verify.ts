@@ -3,7 +3,6 @@
  * learn who is calling; they decide themselves what that caller may do.
  */
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors, jwtVerify } from 'jose';
-import type { StackClock } from '../core/clock.ts';
 
 export type TokenErrorReason =
   | 'missing'
@@ -39,7 +38,7 @@ export interface VerifiedCaller {
 export interface TokenVerifier {
   /**
    * Verifies an Authorization header value (`Bearer <jwt>` or the bare JWT) against the identity
-   * emulator's keys, its issuer, one of `audiences`, and the stack clock. Throws a TokenError.
+   * emulator's keys, its issuer, one of `audiences`, and real time. Throws a TokenError.
    */
   verify(authorization: string | undefined, audiences: string[]): Promise<VerifiedCaller>;
 }
@@ -47,11 +46,7 @@ export interface TokenVerifier {
 /** Entra ID's validators allow five minutes of clock skew; so do we. */
 const CLOCK_SKEW_SECONDS = 300;
 
-export function createTokenVerifier(options: {
-  issuer: string;
-  jwksUri: string;
-  clock: StackClock;
-}): TokenVerifier {
+export function createTokenVerifier(options: { issuer: string; jwksUri: string }): TokenVerifier {
   const jwks = createRemoteJWKSet(new URL(options.jwksUri));
   return {
     async verify(authorization, audiences) {
@@ -69,7 +64,8 @@ export function createTokenVerifier(options: {
           issuer: options.issuer,
           audience: audiences,
           algorithms: ['RS256'],
-          currentDate: options.clock.date(),
+          // Expiry is judged by real time (jose's default), not the stack clock: the SDK's token cache
+          // refreshes by real time, so moving the stack clock must not expire the tokens it holds.
           clockTolerance: CLOCK_SKEW_SECONDS,
           requiredClaims: ['exp', 'oid', 'tid'],
         });

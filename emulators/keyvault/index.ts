@@ -53,11 +53,7 @@ export default defineEmulator({
     handle = vaultHandler({
       vault,
       policies,
-      verifier: createTokenVerifier({
-        issuer: options.issuer,
-        jwksUri: options.jwksUri,
-        clock: context.clock,
-      }),
+      verifier: createTokenVerifier({ issuer: options.issuer, jwksUri: options.jwksUri }),
       baseUrl,
       issuer: options.issuer,
       challenge: `Bearer authorization="${options.authority}", resource="https://vault.azure.net"`,

@@ -1,4 +1,5 @@
 import { SecretClient } from '@azure/keyvault-secrets';
+import { importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, testContext, testDataDir } from '../core/testing.ts';
 import keyvault from './index.ts';
@@ -57,12 +58,30 @@ describe('Key Vault state', () => {
     data.remove();
   });
 
-  it('judges token expiry by the stack clock', async () => {
-    const stale = (await stack.credential.getToken('https://vault.azure.net/.default')).token;
+  it('judges token expiry by real time: moving the stack clock leaves the SDK cached token valid', async () => {
+    const cached = (await stack.credential.getToken('https://vault.azure.net/.default')).token;
+    expect((await stack.client.getSecret('EncryptionKey')).value).toBe(seed.EncryptionKey);
     stack.context.clock.advance(25 * 3600_000);
+    // The same token, from the SDK's cache, still opens the vault a stack day later.
+    expect((await stack.client.getSecret('EncryptionKey')).value).toBe(seed.EncryptionKey);
+    expect((await stack.credential.getToken('https://vault.azure.net/.default')).token).toBe(cached);
+
+    const { signingKey, tenantId, identities } = stack.context.secrets;
+    const exp = Math.floor(Date.now() / 1000) - 3600;
+    const expired = await new SignJWT({
+      oid: identities.functionApp?.principalId,
+      tid: tenantId,
+      appid: identities.functionApp?.clientId,
+    })
+      .setProtectedHeader({ alg: 'RS256', kid: signingKey.kid })
+      .setIssuer(`${stack.idp.endpoints.issuer}`)
+      .setAudience('https://vault.azure.net')
+      .setIssuedAt(exp - 3600)
+      .setExpirationTime(exp)
+      .sign(await importJWK(signingKey, 'RS256'));
     const response = await stack.raw(
       'secrets?api-version=7.4',
-      { headers: { authorization: `Bearer ${stale}` } },
+      { headers: { authorization: `Bearer ${expired}` } },
       false,
     );
     expect(response).toMatchObject({
