@@ -21,7 +21,7 @@ const ACCOUNT = 'localhost';
 /**
  * Entra ID callers: the token must be for this account (or the global Cosmos audience) and its
  * principal must hold a data role from the topology. Managing databases and containers is refused
- * to tokens whatever the role, as Cosmos does: the deployment creates them (README.md here).
+ * to tokens whatever the role, as Cosmos does: they are created with the key (README.md here).
  */
 function rbac(context: EmulatorContext, options: { issuer: string; jwksUri: string }, audiences: string[]) {
   const verifier = createTokenVerifier({ issuer: options.issuer, jwksUri: options.jwksUri });
@@ -64,18 +64,6 @@ export default defineEmulator({
     if (store.snapshot) account.load(store.snapshot);
     for (const record of store.records) account.apply(record);
     if (store.records.length > 0) await store.compact();
-    // What the deployment creates (tokens may not): the topology's databases and containers.
-    for (const { id, containers } of context.topology.cosmos.databases) {
-      if (!account.databases.has(id)) await store.append(account.createDatabase({ id }).records);
-      for (const { id: coll, partitionKeyPath } of containers) {
-        if (account.database(id).containers.has(coll)) continue;
-        const definition = {
-          id: coll,
-          partitionKey: { paths: [partitionKeyPath], kind: 'Hash', version: 2 },
-        };
-        await store.append(account.createContainer(id, definition).records);
-      }
-    }
 
     const service = { account, store, clock: context.clock, endpoint: '' };
     let authorize: ReturnType<typeof rbac> = async () => {};

@@ -67,7 +67,7 @@ export interface EntraFixture {
 }
 
 /**
- * Cosmos next to the identity emulator (TasksDB/Tasks exist: the emulator creates the topology's).
+ * Cosmos next to the identity emulator, with no database: tests create what they need with the key.
  * MSAL caches managed-identity tokens process-wide, so one test file can speak as one app only.
  */
 export async function startCosmosWithIdentity(): Promise<EntraFixture> {

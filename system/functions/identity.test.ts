@@ -2,6 +2,7 @@
  * The function app's managed identity: Cosmos DB reached role-based (no key) when
  * DocumentDbConnection__accountEndpoint is set, and a vault that refuses the identity.
  */
+import { CosmosClient } from '@azure/cosmos';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AppStack, answer, freePort, startAppStack } from './test-support.ts';
 
@@ -23,6 +24,11 @@ describe('role-based Cosmos DB access', () => {
       portOverrides: { cosmos: cosmosPort },
       settings: { DocumentDbConnection__accountEndpoint: `https://127.0.0.1:${cosmosPort}/` },
     });
+    // A role may not create databases: TasksDB/Tasks are created with the key, as the deployment does.
+    const cosmos = new CosmosClient(app.stack.description.connections.DocumentDbConnection ?? '');
+    const { database } = await cosmos.databases.createIfNotExists({ id: 'TasksDB' });
+    await database.containers.createIfNotExists({ id: 'Tasks', partitionKey: { paths: ['/id'] } });
+    cosmos.dispose();
   });
   afterAll(async () => {
     await app?.stop();
