@@ -17,7 +17,8 @@ function treeRssMb(roots: number[]): number {
   const inTree = new Set(roots);
   for (let grew = true; grew; ) {
     grew = false;
-    for (const [pid, parent] of parents) if (inTree.has(parent) && !inTree.has(pid)) grew = inTree.add(pid).size > 0;
+    for (const [pid, parent] of parents)
+      if (inTree.has(parent) && !inTree.has(pid)) grew = inTree.add(pid).size > 0;
   }
   let kb = 0;
   for (const pid of inTree) {
@@ -31,7 +32,15 @@ function treeRssMb(roots: number[]): number {
 function azuriteAloneMs(): Promise<number> {
   const main = createRequire(import.meta.url).resolve('azurite/dist/src/blob/main.js');
   const began = performance.now();
-  const child = spawn(process.execPath, [main, '--blobPort', '0', '--inMemoryPersistence', '--skipApiVersionCheck', '--disableTelemetry', '--silent']);
+  const child = spawn(process.execPath, [
+    main,
+    '--blobPort',
+    '0',
+    '--inMemoryPersistence',
+    '--skipApiVersionCheck',
+    '--disableTelemetry',
+    '--silent',
+  ]);
   return new Promise((resolve) =>
     child.stdout.on('data', (chunk: Buffer) => {
       if (chunk.toString().includes('successfully listens')) {
@@ -44,10 +53,16 @@ function azuriteAloneMs(): Promise<number> {
 
 /** Memory of `taskstack start` as a user runs it: the launcher process and everything under it. */
 async function cliRssMb(dataDir: string): Promise<number> {
-  const cli = spawn(process.execPath, ['--import', 'tsx', 'emulators/stack/cli.ts', 'start', '--data-dir', dataDir, '--free-ports'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve) => cli.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('taskstack is ready') && resolve()));
+  const cli = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'emulators/stack/cli.ts', 'start', '--data-dir', dataDir, '--free-ports'],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  await new Promise<void>((resolve) =>
+    cli.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('taskstack is ready') && resolve()),
+  );
   const rss = treeRssMb([cli.pid as number]);
   const exited = new Promise((resolve) => cli.once('exit', resolve));
   cli.kill('SIGINT');

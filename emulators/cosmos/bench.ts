@@ -4,26 +4,13 @@
  */
 import { Agent } from 'node:https';
 import { CosmosClient } from '@azure/cosmos';
+import { median, throughput } from '../../bench/measure.ts';
 import { startEmulator, testContext, testDataDir } from '../core/testing.ts';
 import cosmos from './index.ts';
 
 const DOCS = 3000;
 const CONCURRENCY = 16;
 const ROUNDS = 3;
-
-async function timed(count: number, work: (index: number) => Promise<unknown>): Promise<number> {
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < count) await work(next++);
-    }),
-  );
-  return count / ((performance.now() - started) / 1000);
-}
-
-const median = (values: number[]) =>
-  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
 export async function benchCosmos(): Promise<{ readsPerSec: number; createsPerSec: number }> {
   const data = testDataDir();
@@ -52,8 +39,8 @@ export async function benchCosmos(): Promise<{ readsPerSec: number; createsPerSe
         done: false,
         tags: ['a', 'b'],
       });
-      creates.push(await timed(DOCS, (index) => container.items.create(body(index))));
-      reads.push(await timed(DOCS, (index) => container.item(id(index), id(index)).read()));
+      creates.push(await throughput(DOCS, CONCURRENCY, (index) => container.items.create(body(index))));
+      reads.push(await throughput(DOCS, CONCURRENCY, (index) => container.item(id(index), id(index)).read()));
     }
     return { readsPerSec: Math.round(median(reads)), createsPerSec: Math.round(median(creates)) };
   } finally {

@@ -5,7 +5,15 @@ import { fileURLToPath } from 'node:url';
 import type { FromComponent, ToComponent } from '../core/ipc.ts';
 import type { Console } from './console.ts';
 
-const childEntry = fileURLToPath(new URL('../core/child.ts', import.meta.url));
+/** Where a component process starts: the TypeScript entry under tsx, or the compiled one on bare Node. */
+export interface ComponentEntry {
+  path: string;
+  execArgv: string[];
+}
+export const SOURCE_ENTRY: ComponentEntry = {
+  path: fileURLToPath(new URL('../core/child.ts', import.meta.url)),
+  execArgv: ['--import', 'tsx'],
+};
 type StartMessage = Extract<ToComponent, { type: 'start' }>;
 
 /** Restarts allowed within a minute before a crashing component is given up on. */
@@ -30,6 +38,7 @@ export class ComponentProcess {
     private readonly env: NodeJS.ProcessEnv,
     logPath: string,
     private readonly console: Console,
+    private readonly entry: ComponentEntry = SOURCE_ENTRY,
   ) {
     this.#log = createWriteStream(logPath, { flags: 'a', mode: 0o600 });
   }
@@ -40,8 +49,8 @@ export class ComponentProcess {
 
   /** Forks the process and resolves with the component's endpoints once it reports ready. */
   launch(): Promise<Record<string, string>> {
-    const child = fork(childEntry, [], {
-      execArgv: ['--import', 'tsx'],
+    const child = fork(this.entry.path, [], {
+      execArgv: this.entry.execArgv,
       env: this.env,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });

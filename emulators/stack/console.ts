@@ -13,8 +13,7 @@ export class Console {
   ) {
     this.#width = Math.max(...names.map((name) => name.length), 5);
     for (const [i, name] of names.entries()) this.#colour.set(name, COLOURS[i % COLOURS.length] as number);
-    this.#tty =
-      Boolean((out as NodeJS.WriteStream | null)?.isTTY) || process.env.FORCE_COLOR !== undefined;
+    this.#tty = Boolean((out as NodeJS.WriteStream | null)?.isTTY) || process.env.FORCE_COLOR !== undefined;
   }
 
   #paint(code: number, text: string) {

@@ -6,6 +6,7 @@ import { readJsonIfExists, writeFileAtomic } from '../core/files.ts';
 import { loadSecrets } from '../core/secrets.ts';
 import { loadTopology } from '../core/topology.ts';
 import { type ComponentName, componentNames } from '../registry.ts';
+import { compileEmulators } from './compile.ts';
 import { ComponentProcess } from './component.ts';
 import { Console } from './console.ts';
 import { startControlServer } from './control.ts';
@@ -58,8 +59,11 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
     throw new Error(`unknown component(s) ${unknown.join(', ')}; known: ${componentNames.join(', ')}`);
   const out = new Console(['stack', ...names], options.console ? process.stdout : null);
   const env = { ...process.env, NODE_EXTRA_CA_CERTS: tls.caPath };
+  const entry = { path: await compileEmulators(), execArgv: [] };
 
-  const logs: Record<string, string> = names.includes('functions') ? { functions: wiring.options.functions.logFile } : {};
+  const logs: Record<string, string> = names.includes('functions')
+    ? { functions: wiring.options.functions.logFile }
+    : {};
   const components = (names as ComponentName[]).map((name) => {
     // The functions host's own console log sits beside its invocation log (logs.functions).
     const logName = name === 'functions' ? 'functions-host' : name;
@@ -78,6 +82,7 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
       env,
       logs[logName] as string,
       out,
+      entry,
     );
   });
 
