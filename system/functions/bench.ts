@@ -3,11 +3,19 @@
  * keys, the vault's EncryptionKey, Cosmos DB over HTTPS), and where the time goes: client-observed
  * latency of each call against the function's own duration (host log) and bare Cosmos DB calls.
  */
+import { readFileSync } from 'node:fs';
 import { CosmosClient } from '@azure/cosmos';
 import { startAppStack } from './test-support.ts';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const DURATION_MS = 3000;
+
+/** CPU time (ms) a process has used so far: utime + stime of /proc/<pid>/stat, in clock ticks of 10 ms. */
+function cpuMs(pid: number | undefined): number {
+  if (!pid) return Number.NaN;
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
 
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -23,6 +31,8 @@ export interface ManageTaskBench {
     getMs: number;
     /** The host's `Duration=` median for ManageTask: the function itself (vault cached, Cosmos call, crypto). */
     functionMs: number;
+    /** CPU ms per round trip, by process (the bench client is this process): on 2 cores this bounds the rate. */
+    cpuMsPerRoundTrip: Record<string, number>;
     /** Medians of a bare create and point read with @azure/cosmos from this process, one at a time. */
     cosmosCreateMs: number;
     cosmosReadMs: number;
@@ -53,6 +63,8 @@ export async function benchManageTask(): Promise<ManageTaskBench> {
     get.length = 0;
     const logStart = app.logs().length;
 
+    const pids = { ...app.stack.pids(), client: process.pid };
+    const cpuBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid)]));
     let count = 0;
     const started = performance.now();
     await Promise.all(
@@ -64,6 +76,9 @@ export async function benchManageTask(): Promise<ManageTaskBench> {
       }),
     );
     const elapsed = performance.now() - started;
+    const cpuMsPerRoundTrip = Object.fromEntries(
+      Object.entries(pids).map(([name, pid]) => [name, round((cpuMs(pid) - (cpuBefore[name] ?? 0)) / count)]),
+    );
 
     const durations = app
       .logs()
@@ -93,6 +108,7 @@ export async function benchManageTask(): Promise<ManageTaskBench> {
         postMs: round(median(post)),
         getMs: round(median(get)),
         functionMs: round(median(durations)),
+        cpuMsPerRoundTrip,
         cosmosCreateMs: round(median(creates)),
         cosmosReadMs: round(median(reads)),
       },
