@@ -1,6 +1,12 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+import {
+  createServer as createHttpsServer,
+  type Server as HttpsServer,
+  type ServerOptions,
+} from 'node:https';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { TlsMaterial } from './ca.ts';
 
 export const LOOPBACK = '127.0.0.1';
 
@@ -12,7 +18,7 @@ export class PortInUseError extends Error {
 }
 
 /** Listens on `host:port` (loopback by default) and resolves with the port actually bound. */
-export function listen(server: Server, port: number, host = LOOPBACK): Promise<number> {
+export function listen(server: NetServer, port: number, host = LOOPBACK): Promise<number> {
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) =>
       reject(error.code === 'EADDRINUSE' ? new PortInUseError(port) : error);
@@ -83,7 +89,7 @@ const HEADERS_TOO_LONG =
  * Answers requests Node cannot parse (headers beyond MAX_HEADER_SIZE, malformed request lines) the way
  * Azure's front end does, instead of Node's bare 431/400, then closes the connection.
  */
-export function answerClientErrors(server: Server): void {
+function answerClientErrors(server: Server): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     if (!socket.writable) {
       socket.destroy();
@@ -95,4 +101,21 @@ export function answerClientErrors(server: Server): void {
         `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
   });
+}
+
+/**
+ * An HTTPS server as every HTTPS emulator needs it: the stack's certificate, Azure's header allowance,
+ * and malformed requests answered as Azure's front end answers them.
+ */
+export function createTlsServer(
+  tls: TlsMaterial,
+  options: ServerOptions = {},
+  listener?: RequestListener,
+): HttpsServer {
+  const server = createHttpsServer(
+    { key: tls.key, cert: tls.cert, maxHeaderSize: MAX_HEADER_SIZE, ...options },
+    listener,
+  );
+  answerClientErrors(server);
+  return server;
 }

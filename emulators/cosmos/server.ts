@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createServer, type Server } from 'node:https';
+import type { Server } from 'node:https';
 import type { TlsMaterial } from '../core/ca.ts';
-import { answerClientErrors, BodyTooLargeError, MAX_HEADER_SIZE, readBody } from '../core/http.ts';
+import { BodyTooLargeError, createTlsServer, readBody } from '../core/http.ts';
 import { type Credential, checkAuthorization, isQuery, parseTarget, type Target } from './auth.ts';
 import { MAX_ITEM_BYTES } from './container.ts';
 import { document, postDocuments, readDocuments } from './documents.ts';
@@ -114,15 +114,5 @@ export function createCosmosServer(options: CosmosServerOptions): Server {
     }
   };
 
-  const server = createServer(
-    {
-      key: options.tls.key,
-      cert: options.tls.cert,
-      maxHeaderSize: MAX_HEADER_SIZE,
-      keepAliveTimeout: 120_000,
-    },
-    (req, res) => void handle(req, res),
-  );
-  answerClientErrors(server);
-  return server;
+  return createTlsServer(options.tls, { keepAliveTimeout: 120_000 }, (req, res) => void handle(req, res));
 }

@@ -3,10 +3,9 @@
  * SAS token), and push delivery of their events to the Functions host's Event Grid webhook, retried on
  * Event Grid's schedule, dead-lettered, and persisted so that a restart resumes pending deliveries.
  */
-import { createServer } from 'node:https';
 import { z } from 'zod';
 import { defineEmulator } from '../core/emulator.ts';
-import { answerClientErrors, close, LOOPBACK, listen, MAX_HEADER_SIZE } from '../core/http.ts';
+import { close, createTlsServer, LOOPBACK, listen } from '../core/http.ts';
 import { publisherAuth } from './auth.ts';
 import { createDeliverer } from './delivery.ts';
 import { EventGridError, sendError } from './errors.ts';
@@ -37,12 +36,7 @@ export default defineEmulator({
         `subscription ${unsupported.name}: endpoint type ${unsupported.endpointType} is not emulated (only AzureFunction)`,
       );
     }
-    const server = createServer({
-      key: context.tls.key,
-      cert: context.tls.cert,
-      maxHeaderSize: MAX_HEADER_SIZE,
-    });
-    answerClientErrors(server);
+    const server = createTlsServer(context.tls);
     // Topic URLs name the port: requests are served once it is known.
     let handle: ReturnType<typeof eventGridHandler> | undefined;
     server.on('request', (req, res) => {

@@ -2,10 +2,9 @@
  * The identity emulator: an App Service managed-identity endpoint that issues real RS256 tokens for the
  * stack's app identities, and the Entra-style issuer and key set other emulators verify them against.
  */
-import { createServer } from 'node:https';
 import { z } from 'zod';
 import { defineEmulator } from '../core/emulator.ts';
-import { answerClientErrors, close, LOOPBACK, listen, MAX_HEADER_SIZE, sendJson } from '../core/http.ts';
+import { close, createTlsServer, LOOPBACK, listen, sendJson } from '../core/http.ts';
 import { identityHandler } from './routes.ts';
 import { createTokenIssuer } from './tokens.ts';
 
@@ -14,12 +13,7 @@ export default defineEmulator({
   options: z.object({ port: z.number().int().min(0).max(65535) }),
   async start(options, context) {
     const { tenantId, signingKey, identities } = context.secrets;
-    const server = createServer({
-      key: context.tls.key,
-      cert: context.tls.cert,
-      maxHeaderSize: MAX_HEADER_SIZE,
-    });
-    answerClientErrors(server);
+    const server = createTlsServer(context.tls);
     // The issuer names the port, so the handler exists only once bound; nobody knows the port before then.
     let handle: ReturnType<typeof identityHandler> | undefined;
     server.on('request', (req, res) => {

@@ -2,10 +2,9 @@
  * The Key Vault emulator: the secrets REST API over HTTPS, bearer tokens from the identity emulator,
  * the topology's access policies, soft delete, and secrets persisted in the state directory.
  */
-import { createServer } from 'node:https';
 import { z } from 'zod';
 import { defineEmulator } from '../core/emulator.ts';
-import { answerClientErrors, close, LOOPBACK, listen, MAX_HEADER_SIZE, sendJson } from '../core/http.ts';
+import { close, createTlsServer, LOOPBACK, listen, sendJson } from '../core/http.ts';
 import { createTokenVerifier } from '../identity/verify.ts';
 import { AccessPolicies } from './access.ts';
 import { vaultHandler } from './routes.ts';
@@ -26,12 +25,7 @@ export default defineEmulator({
     seed: z.record(z.string().regex(/^[0-9a-zA-Z-]{1,127}$/), z.string()).default({}),
   }),
   async start(options, context) {
-    const server = createServer({
-      key: context.tls.key,
-      cert: context.tls.cert,
-      maxHeaderSize: MAX_HEADER_SIZE,
-    });
-    answerClientErrors(server);
+    const server = createTlsServer(context.tls);
     // Ids carry the vault's URL, which names the port: requests are served once it is known.
     let handle: ReturnType<typeof vaultHandler> | undefined;
     server.on('request', (req, res) => {

@@ -4,7 +4,6 @@
  * `$management`, producer and consumer handlers. Nothing a client sends can take the server down:
  * protocol errors end that connection only, handler errors become AMQP errors on that link.
  */
-import type { Server as HttpServer } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
 import rhea, { type Connection, type EventContext, type link as Link, type Message } from 'rhea';
 import { LOOPBACK, listen } from '../../core/http.ts';
@@ -116,8 +115,7 @@ export async function startAmqpServer(
       .create_connection({ idle_time_out: IDLE_TIMEOUT_MS, autoaccept: false } as never)
       .accept(socket);
   });
-  // core's listen() only uses what net.Server has (listen, address, error events).
-  const bound = await listen(server as unknown as HttpServer, port);
+  const bound = await listen(server, port);
   service = makeService(bound);
   return {
     port: bound,
