@@ -69,3 +69,10 @@ export function defaultHostId(appDir: string, settings: Settings): string {
   const id = `${hostname()}-${hash}`.toLowerCase().replace(/[^a-z0-9-]/g, '');
   return id.slice(0, 32).replace(/-+$/, '');
 }
+
+/** `AzureWebJobs.<name>.Disabled` = true/1 turns a function off, as in Azure (setting names ignore case). */
+export function isDisabled(settings: Settings, fn: RegisteredFunction): boolean {
+  const key = `azurewebjobs.${fn.name}.disabled`.toLowerCase();
+  const entry = Object.entries(settings).find(([name]) => name.toLowerCase() === key);
+  return entry?.[1]?.toLowerCase() === 'true' || entry?.[1] === '1';
+}

@@ -11,7 +11,7 @@ import { outputWriter } from './bindings/outputs.ts';
 import { loadHostConfig, resolveAppSettings } from './config.ts';
 import { blobService, connectionSetting } from './connections.ts';
 import { AppRegistry, installCoreApi } from './core-api.ts';
-import { defaultHostId, type Host, type Listener, triggerOf } from './host.ts';
+import { defaultHostId, type Host, isDisabled, type Listener, triggerOf } from './host.ts';
 import { createHostServer } from './http/server.ts';
 import { Invoker } from './invoke.ts';
 import { KeyManager, type KeyType } from './keys.ts';
@@ -98,6 +98,10 @@ export default defineEmulator({
     for (const fn of registry.functions.values()) {
       const trigger = triggerOf(fn);
       const type = trigger.type.toLowerCase();
+      if (isDisabled(settings, fn)) {
+        lines.push(`${fn.name}: ${trigger.type} (disabled)`);
+        continue;
+      }
       if (type === 'httptrigger') {
         const methods = Array.isArray(trigger.methods) ? `[${trigger.methods.join(',')}] ` : '';
         lines.push(

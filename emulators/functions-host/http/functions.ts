@@ -2,7 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody } from '../../core/http.ts';
 import type { RegisteredFunction } from '../core-api.ts';
-import { type Host, triggerOf } from '../host.ts';
+import { type Host, isDisabled, triggerOf } from '../host.ts';
 import type { AuthLevel } from '../keys.ts';
 import { httpOutput, sendRpcHttp, toRpcHttp } from './convert.ts';
 import { type CompiledRoute, comparePrecedence, compileRoute, matchRoute } from './routes.ts';
@@ -30,7 +30,7 @@ export function httpRoutes(host: Host): HttpRoute[] {
   const routes: HttpRoute[] = [];
   for (const fn of host.registry.functions.values()) {
     const trigger = triggerOf(fn);
-    if (trigger.type.toLowerCase() !== 'httptrigger') continue;
+    if (trigger.type.toLowerCase() !== 'httptrigger' || isDisabled(host.settings, fn)) continue;
     const route = typeof trigger.route === 'string' && trigger.route.trim() ? trigger.route.trim() : fn.name;
     const methods = Array.isArray(trigger.methods)
       ? trigger.methods.map((m) => String(m).toUpperCase())

@@ -1,0 +1,128 @@
+/**
+ * The Event Hubs trigger against the stack's Event Hubs emulator and Azurite, fed with the official
+ * producer: batches and metadata, checkpoints in azure-webjobs-eventhub, no repeats across a restart or a
+ * crash, cardinality one with binary data.
+ */
+import { join } from 'node:path';
+import { EventHubProducerClient } from '@azure/event-hubs';
+import { BlobServiceClient } from '@azure/storage-blob';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ComponentUnderTest, startComponent, testDataDir } from '../core/testing.ts';
+import { appPath, readLog, waitFor } from './test/helpers.ts';
+
+const data = testDataDir();
+const logFile = join(data.dir, 'logs', 'functions.jsonl');
+let blob: ComponentUnderTest;
+let eventHubs: ComponentUnderTest;
+let host: ComponentUnderTest | undefined;
+let producer: EventHubProducerClient;
+let storage: BlobServiceClient;
+
+const messages = (text: string) => readLog(logFile).filter((e) => e.message.startsWith(`message "${text}"`));
+
+async function startHost(disabled: string) {
+  await host?.stop();
+  host = await startComponent(
+    'functions',
+    {
+      port: 0,
+      appDir: appPath('app-esm'),
+      logFile,
+      settings: {
+        AzureWebJobsStorage: blob.endpoints.connectionString as string,
+        StreamHubConnection: eventHubs.endpoints.connectionString as string,
+        OneConsumerGroup: '$Default',
+        // Both functions read the one consumer group the Basic tier offers: run one at a time.
+        [`AzureWebJobs.${disabled}.Disabled`]: 'true',
+      },
+    },
+    data.dir,
+  );
+}
+
+beforeAll(async () => {
+  blob = await startComponent('blob', { port: 0 }, data.dir);
+  eventHubs = await startComponent('eventhubs', { port: 0 }, data.dir);
+  storage = BlobServiceClient.fromConnectionString(blob.endpoints.connectionString as string);
+  producer = new EventHubProducerClient(eventHubs.endpoints.connectionString as string, 'taskevents');
+  await startHost('oneAtATime');
+});
+
+afterAll(async () => {
+  await producer?.close();
+  await host?.stop();
+  await eventHubs?.stop();
+  await blob?.stop();
+  data.remove();
+});
+
+describe('Event Hubs trigger, cardinality many', () => {
+  it('delivers batches (maxEventBatchSize 2) with the metadata arrays', async () => {
+    const batch = await producer.createBatch({ partitionId: '0' });
+    for (const n of [1, 2, 3]) batch.tryAdd({ body: `task-${n}`, properties: { n } });
+    await producer.sendBatch(batch);
+    await producer.sendBatch([{ body: 'task-4' }], { partitionId: '1' });
+    for (const n of [1, 2, 3, 4]) await waitFor(`task-${n}`, () => messages(`task-${n}`).length === 1);
+    const sizes = readLog(logFile)
+      .filter((e) => e.message.startsWith('batch of'))
+      .map((e) => Number(e.message.slice('batch of '.length)));
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(2);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(4);
+    expect(messages('task-1')[0]?.message).toMatch(/^message "task-1" seq=\d+ partition=0 props=\{"n":1\}$/);
+    expect(messages('task-4')[0]?.message).toMatch(/ partition=1 /);
+  });
+
+  it('checkpoints in azure-webjobs-eventhub with the extension layout', async () => {
+    const container = storage.getContainerClient('azure-webjobs-eventhub');
+    const checkpoints = await waitFor('both checkpoints', async () => {
+      const found: string[] = [];
+      for await (const item of container.listBlobsFlat({ includeMetadata: true })) {
+        if (item.name.includes('/checkpoint/')) found.push(item.name);
+      }
+      return found.length === 2 && found;
+    });
+    expect(checkpoints.sort()).toEqual([
+      expect.stringMatching(/^127\.0\.0\.1\/taskevents\/\$default\/checkpoint\/0$/),
+      expect.stringMatching(/^127\.0\.0\.1\/taskevents\/\$default\/checkpoint\/1$/),
+    ]);
+  });
+
+  it('resumes after the checkpoints when the host restarts: nothing runs twice', async () => {
+    await startHost('oneAtATime');
+    await producer.sendBatch([{ body: 'after-restart' }], { partitionId: '0' });
+    await waitFor('after-restart', () => messages('after-restart').length === 1);
+    for (const n of [1, 2, 3, 4]) expect(messages(`task-${n}`)).toHaveLength(1);
+  });
+
+  it('resumes after the checkpoints when the host process is killed and restarted', async () => {
+    const current = host as ComponentUnderTest;
+    const started = current.output.filter((line) => line.startsWith('Host started')).length;
+    current.kill();
+    await waitFor(
+      'the restarted host',
+      () => current.output.filter((line) => line.startsWith('Host started')).length > started,
+      20_000,
+    );
+    await producer.sendBatch([{ body: 'after-crash' }], { partitionId: '1' });
+    await waitFor('after-crash', () => messages('after-crash').length === 1, 20_000);
+    for (const text of ['task-1', 'task-4', 'after-restart']) expect(messages(text)).toHaveLength(1);
+  });
+});
+
+describe('Event Hubs trigger, cardinality one', () => {
+  it('runs once per event with binary data and single-event metadata', async () => {
+    await startHost('ProcessTaskEvents');
+    await producer.sendBatch([{ body: 'single-a' }, { body: 'single-b' }], { partitionId: '0' });
+    const ones = await waitFor('both single events', () => {
+      const found = readLog(logFile).filter((e) => e.message.startsWith('one true single-'));
+      return found.length === 2 && found;
+    });
+    expect(ones.map((e) => e.message)).toEqual([
+      expect.stringMatching(/^one true single-a seq=\d+$/),
+      expect.stringMatching(/^one true single-b seq=\d+$/),
+    ]);
+    expect(ones[0]?.invocationId).not.toBe(ones[1]?.invocationId);
+    // Resumed from the checkpoints the batch function left: nothing older was delivered.
+    expect(readLog(logFile).some((e) => e.message.startsWith('one true task-'))).toBe(false);
+  });
+});

@@ -1,0 +1,199 @@
+/**
+ * eventHubTrigger through the official processor: EventHubConsumerClient with the blob checkpoint store
+ * in AzureWebJobsStorage's `azure-webjobs-eventhub` container (the extension's container and layout),
+ * batches of at most host.json `maxEventBatchSize`, cardinality `many` (one invocation per batch) or `one`,
+ * `string`/`binary` data, and the extension's trigger metadata (`SequenceNumberArray` …). Partitions
+ * without a checkpoint start from the beginning (the extension's default `fromStart`); a checkpoint is
+ * written after every `batchCheckpointFrequency` batches whether the function succeeded or not, as in
+ * Azure — Event Hubs triggers do not retry by themselves.
+ */
+
+import {
+  EventHubConsumerClient,
+  earliestEventPosition,
+  type PartitionContext,
+  type ReceivedEventData,
+} from '@azure/event-hubs';
+import { BlobCheckpointStore } from '@azure/eventhubs-checkpointstore-blob';
+import { DefaultAzureCredential } from '@azure/identity';
+import { blobService, connectionSetting, resolveSettingReferences } from '../connections.ts';
+import type { RegisteredFunction, RpcTypedData } from '../core-api.ts';
+import type { Host, Listener, TriggerBinding, TriggerKind } from '../host.ts';
+import type { TriggerInput } from '../invoke.ts';
+
+const CHECKPOINT_CONTAINER = 'azure-webjobs-eventhub';
+/** The runtime writes no reason for Event Hubs invocations. */
+const REASON = '(null)';
+
+function bodyText(body: unknown): string {
+  if (typeof body === 'string') return body;
+  if (Buffer.isBuffer(body) || body instanceof Uint8Array) return Buffer.from(body).toString('utf8');
+  return JSON.stringify(body);
+}
+
+const bodyBytes = (body: unknown) =>
+  body instanceof Uint8Array ? Buffer.from(body) : Buffer.from(bodyText(body));
+
+/** Per-event metadata, in the extension's names. */
+function eventMetadata(event: ReceivedEventData) {
+  const enqueued = event.enqueuedTimeUtc.toISOString();
+  return {
+    EnqueuedTimeUtc: enqueued,
+    SequenceNumber: event.sequenceNumber,
+    Offset: String(event.offset),
+    PartitionKey: event.partitionKey ?? null,
+    Properties: event.properties ?? {},
+    SystemProperties: {
+      'x-opt-sequence-number': event.sequenceNumber,
+      'x-opt-offset': String(event.offset),
+      'x-opt-enqueued-time': enqueued,
+      'x-opt-partition-key': event.partitionKey ?? null,
+      ...event.systemProperties,
+    },
+  };
+}
+
+const json = (value: unknown): RpcTypedData => ({ json: JSON.stringify(value) });
+
+function eventsInput(
+  trigger: TriggerBinding,
+  events: ReceivedEventData[],
+  partition: Record<string, string>,
+): TriggerInput {
+  const binary = trigger.dataType === 'binary';
+  const metadata = events.map(eventMetadata);
+  const partitionContext = json(partition);
+  if (trigger.cardinality === 'one') {
+    const [event] = events;
+    const [meta] = metadata;
+    const data: RpcTypedData = binary ? { bytes: bodyBytes(event?.body) } : { string: bodyText(event?.body) };
+    return {
+      inputData: [{ name: trigger.name, data }],
+      triggerMetadata: {
+        PartitionContext: partitionContext,
+        ...Object.fromEntries(Object.entries(meta ?? {}).map(([k, v]) => [k, json(v)])),
+      },
+      reason: REASON,
+      bindingData: { ...meta },
+    };
+  }
+  const column = <K extends keyof ReturnType<typeof eventMetadata>>(key: K) =>
+    json(metadata.map((m) => m[key]));
+  const data: RpcTypedData = binary
+    ? { collectionBytes: { bytes: events.map((e) => bodyBytes(e.body)) } }
+    : { collectionString: { string: events.map((e) => bodyText(e.body)) } };
+  return {
+    inputData: [{ name: trigger.name, data }],
+    triggerMetadata: {
+      PartitionContext: partitionContext,
+      EnqueuedTimeUtcArray: column('EnqueuedTimeUtc'),
+      SequenceNumberArray: column('SequenceNumber'),
+      OffsetArray: column('Offset'),
+      PartitionKeyArray: column('PartitionKey'),
+      PropertiesArray: column('Properties'),
+      SystemPropertiesArray: column('SystemProperties'),
+    },
+    reason: REASON,
+    bindingData: {},
+  };
+}
+
+function consumerFor(host: Host, trigger: TriggerBinding, fn: RegisteredFunction) {
+  const name = String(trigger.connection ?? '');
+  const connection = connectionSetting(host.settings, name);
+  const hub = resolveSettingReferences(String(trigger.eventHubName ?? ''), host.settings);
+  const group = trigger.consumerGroup
+    ? resolveSettingReferences(String(trigger.consumerGroup), host.settings)
+    : '$Default';
+  const container = blobService(host.settings, undefined).getContainerClient(CHECKPOINT_CONTAINER);
+  const store = new BlobCheckpointStore(container);
+  // One identity per function and host, the same in every run: see abandonStaleOwnership.
+  const identifier = `${host.hostId}-${fn.name}`;
+  const options = {
+    identifier,
+    loadBalancingOptions: { strategy: 'greedy' as const, updateIntervalInMs: 2000 },
+  };
+  const namespace = host.settings[`${name}__fullyQualifiedNamespace`];
+  if (!connection && !namespace) {
+    throw new Error(`Event Hubs connection '${name}' is not configured: set the app setting ${name}`);
+  }
+  const client = connection
+    ? new EventHubConsumerClient(group, connection, hub, store, options)
+    : new EventHubConsumerClient(
+        group,
+        namespace as string,
+        hub,
+        new DefaultAzureCredential(),
+        store,
+        options,
+      );
+  return { client, store, identifier, group };
+}
+
+/**
+ * Gives up the partitions a previous run of this host still holds (it died before it could): the
+ * processor would take them for partitions it is already reading and leave them idle until they expire.
+ */
+async function abandonStaleOwnership({ client, store, identifier, group }: ReturnType<typeof consumerFor>) {
+  const { fullyQualifiedNamespace, eventHubName } = client;
+  const owned = await store.listOwnership(fullyQualifiedNamespace, eventHubName, group);
+  const stale = owned.filter((ownership) => ownership.ownerId === identifier);
+  if (stale.length) await store.claimOwnership(stale.map((ownership) => ({ ...ownership, ownerId: '' })));
+}
+
+async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBinding): Promise<Listener> {
+  await blobService(host.settings, undefined).getContainerClient(CHECKPOINT_CONTAINER).createIfNotExists();
+  const consumer = consumerFor(host, trigger, fn);
+  await abandonStaleOwnership(consumer);
+  const { client } = consumer;
+  const { maxBatchSize, checkpointFrequency } = host.config.eventHubs;
+  const batches = new Map<string, number>();
+  const subscription = client.subscribe(
+    {
+      async processEvents(events: ReceivedEventData[], context: PartitionContext) {
+        if (events.length === 0) return;
+        const partition = {
+          ConsumerGroup: context.consumerGroup,
+          EventHubName: context.eventHubName,
+          FullyQualifiedNamespace: context.fullyQualifiedNamespace,
+          PartitionId: context.partitionId,
+        };
+        const groups = trigger.cardinality === 'one' ? events.map((event) => [event]) : [events];
+        for (const group of groups) await host.invoker.invoke(fn, eventsInput(trigger, group, partition));
+        const count = (batches.get(context.partitionId) ?? 0) + 1;
+        batches.set(context.partitionId, count);
+        const last = events.at(-1);
+        if (last && count % checkpointFrequency === 0) await context.updateCheckpoint(last);
+      },
+      async processError(error: Error, context: PartitionContext) {
+        host.logs.host(
+          'warning',
+          `Event Hubs 'Functions.${fn.name}' partition ${context.partitionId || '-'}: ${error.message}`,
+        );
+      },
+    },
+    { maxBatchSize, maxWaitTimeInSeconds: 1, startPosition: earliestEventPosition },
+  );
+  return {
+    async stop() {
+      await subscription.close();
+      await client.close();
+    },
+  };
+}
+
+export const eventHubTrigger: TriggerKind = {
+  type: 'eventHubTrigger',
+  listen,
+  /** The admin input is one event's body. */
+  async adminInput(host, _fn, trigger, input) {
+    const event = {
+      body: input,
+      enqueuedTimeUtc: host.clock.date(),
+      sequenceNumber: 0,
+      offset: '0',
+      properties: {},
+    };
+    return eventsInput(trigger, [event as unknown as ReceivedEventData], {});
+  },
+};
