@@ -53,6 +53,8 @@ export function wire(
     AzureWebJobsStorage: storage,
     StorageConnection: storage,
     StreamHubConnection: streamHub,
+    // The change-feed trigger's connection (in Azure: a Key Vault reference or the __accountEndpoint form).
+    DocumentDbConnection: documentDb,
     KeyVaultUri: vault,
     // The local vault's host is not *.vault.azure.net; the client checks that unless told not to.
     KeyVaultDisableChallengeResourceVerification: 'true',
