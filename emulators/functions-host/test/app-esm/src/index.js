@@ -1,4 +1,5 @@
 import { app, output } from '@azure/functions';
+import './cosmos.js';
 import './events.js';
 
 app.http('ping', { methods: ['GET'], handler: async () => ({ body: 'pong' }) });

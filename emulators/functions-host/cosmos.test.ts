@@ -1,0 +1,97 @@
+/** The Cosmos DB trigger against the stack's Cosmos emulator, written to with @azure/cosmos: change feed, leases, restart. */
+import { join } from 'node:path';
+import { type Container, CosmosClient } from '@azure/cosmos';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ComponentUnderTest, startComponent, testContext, testDataDir } from '../core/testing.ts';
+import { appPath, readLog, waitFor } from './test/helpers.ts';
+
+/** Never contacted: these tests use the account key, not Entra tokens. */
+const NO_IDENTITY = { issuer: 'https://127.0.0.1:9/none/v2.0', jwksUri: 'https://127.0.0.1:9/none/keys' };
+const data = testDataDir();
+const logFile = join(data.dir, 'logs', 'functions.jsonl');
+let cosmos: ComponentUnderTest;
+let host: ComponentUnderTest;
+let client: CosmosClient;
+let tasks: Container;
+let hostId: string;
+
+const changed = (id: string, title: string) =>
+  readLog(logFile).filter((e) => e.message === `changed ${id} ${title}`);
+
+beforeAll(async () => {
+  cosmos = await startComponent('cosmos', { port: 0, ...NO_IDENTITY }, data.dir);
+  const { secrets } = await testContext(data.dir);
+  const endpoint = cosmos.endpoints.cosmos as string;
+  client = new CosmosClient({
+    endpoint,
+    key: secrets.cosmosKey,
+    connectionPolicy: { enableEndpointDiscovery: false },
+  });
+  const { database } = await client.databases.createIfNotExists({ id: 'TasksDB' });
+  ({ container: tasks } = await database.containers.createIfNotExists({ id: 'Tasks', partitionKey: '/id' }));
+  await tasks.items.create({ id: 'before-start', Title: 'Early' });
+  const settings = {
+    AzureWebJobsSecretStorageType: 'files',
+    DocumentDbConnection: `AccountEndpoint=${endpoint};AccountKey=${secrets.cosmosKey};`,
+  };
+  host = await startComponent(
+    'functions',
+    { port: 0, appDir: appPath('app-esm'), logFile, settings },
+    data.dir,
+  );
+  const status = await fetch(`${host.endpoints.baseUrl}/admin/host/status`, {
+    headers: { 'x-functions-key': secrets.masterKey },
+  });
+  hostId = ((await status.json()) as { id: string }).id;
+});
+
+afterAll(async () => {
+  await host?.stop();
+  client?.dispose();
+  await cosmos?.stop();
+  data.remove();
+});
+
+describe('Cosmos DB trigger', () => {
+  it('delivers the change feed from the beginning (startFromBeginning) and then new changes', async () => {
+    await waitFor('the document written before start', () => changed('before-start', 'Early').length === 1);
+    await tasks.items.create({ id: 'a', Title: 'A' });
+    await tasks.items.create({ id: 'b', Title: 'B' });
+    await waitFor('a and b', () => changed('a', 'A').length === 1 && changed('b', 'B').length === 1);
+    const executing = readLog(logFile).find(
+      (e) => e.function === 'onTaskChange' && e.message.startsWith('Executing'),
+    );
+    expect(executing?.message).toMatch(/Reason='New changes on container Tasks at \d{4}-/);
+  });
+
+  it('creates the lease container and keeps one lease per partition key range', async () => {
+    const { resources } = await client.database('TasksDB').container('leases').items.readAll().fetchAll();
+    expect(resources).toHaveLength(1);
+    expect(resources[0]).toMatchObject({ LeaseToken: '0', Owner: hostId, version: 1 });
+    expect(resources[0]?.id).toMatch(/^127\.0\.0\.1:\d+_.+_.+\.\.0$/);
+    expect(resources[0]?.ContinuationToken).toEqual(expect.any(String));
+  });
+
+  it('resumes from the lease after a restart: changes made while down arrive, nothing repeats', async () => {
+    await host.stop();
+    await tasks.items.create({ id: 'c', Title: 'C' });
+    await tasks.items.upsert({ id: 'a', Title: 'A2' });
+    await host.start();
+    await waitFor(
+      'the changes made while down',
+      () => changed('c', 'C').length === 1 && changed('a', 'A2').length === 1,
+    );
+    expect(changed('b', 'B')).toHaveLength(1);
+    expect(changed('before-start', 'Early')).toHaveLength(1);
+  });
+
+  it('refuses to start without a lease container unless asked to create it', async () => {
+    await waitFor('the listener error', () =>
+      readLog(logFile).some(
+        (e) =>
+          e.message ===
+          "The listener for function 'Functions.withoutLeases' was unable to start. Either the source container 'Tasks' (in database 'TasksDB') or the lease container 'absent' (in database 'TasksDB') does not exist. Both containers must exist before the listener starts. To automatically create the lease container, set 'CreateLeaseContainerIfNotExists' to 'true'.",
+      ),
+    );
+  });
+});

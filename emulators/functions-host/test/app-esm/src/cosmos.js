@@ -1,0 +1,22 @@
+import { app } from '@azure/functions';
+
+app.cosmosDB('onTaskChange', {
+  connection: 'DocumentDbConnection',
+  databaseName: 'TasksDB',
+  containerName: 'Tasks',
+  leaseContainerName: 'leases',
+  createLeaseContainerIfNotExists: true,
+  startFromBeginning: true,
+  feedPollDelay: 200,
+  handler: (documents, context) => {
+    for (const document of documents) context.log(`changed ${document.id} ${document.Title}`);
+  },
+});
+
+app.cosmosDB('withoutLeases', {
+  connection: 'DocumentDbConnection',
+  databaseName: 'TasksDB',
+  containerName: 'Tasks',
+  leaseContainerName: 'absent',
+  handler: () => {},
+});
