@@ -3,10 +3,12 @@
  * `taskstack` — start the local stack, move its clock, manage function keys, reset its data.
  *   taskstack start [--data-dir DIR] [--port-base N | --free-ports] [--<component>-port N] [--in-memory] [--encryption-key TEXT]
  *   taskstack clock advance --days N --hours N --minutes N --seconds N
+ *   taskstack functions keys list|set|renew …   (see emulators/functions-host/cli.ts)
  *   taskstack status | stop | reset
  */
 import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { keysCommand } from '../functions-host/cli.ts';
 import { banner } from './banner.ts';
 import { CONTROL_KEY_HEADER } from './control.ts';
 import { start } from './launcher.ts';
@@ -15,6 +17,7 @@ import { DEFAULT_PORTS, type PortName } from './ports.ts';
 import { runningStack } from './stackfile.ts';
 
 const [command = 'start', ...rest] = process.argv.slice(2);
+if (command === 'functions') await functionsCommand(rest);
 const portFlags = Object.fromEntries(
   Object.keys(DEFAULT_PORTS).map((name) => [`${name}-port`, { type: 'string' as const }]),
 );
@@ -53,6 +56,20 @@ async function control(method: string, path: string, body?: unknown): Promise<un
   const result = await response.json();
   if (!response.ok) fail((result as { error: string }).error);
   return result;
+}
+
+/** `taskstack functions keys …`: its own flags, so it is dispatched before the others are parsed. */
+async function functionsCommand(argv: string[]): Promise<never> {
+  const dataDirFlag = argv.indexOf('--data-dir');
+  const dir = parseStackOptions({ dataDir: dataDirFlag >= 0 ? argv[dataDirFlag + 1] : undefined }).dataDir;
+  if (dataDirFlag >= 0) argv.splice(dataDirFlag, 2);
+  const stack = runningStack(dir) ?? fail(`no stack is running on ${dir}`);
+  try {
+    console.log(await keysCommand(argv, { url: stack.controlUrl, key: stack.masterKey }));
+    process.exit(0);
+  } catch (error) {
+    fail((error as Error).message);
+  }
 }
 
 async function startCommand() {
@@ -121,5 +138,5 @@ switch (command) {
     console.log(`removed ${dataDir}`);
     break;
   default:
-    fail(`unknown command ${command}; use start, status, clock advance, stop or reset`);
+    fail(`unknown command ${command}; use start, status, clock advance, functions keys, stop or reset`);
 }

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
@@ -161,6 +161,28 @@ describe('the launcher', () => {
       .filter((value) => /^\w+:\/\/127\.0\.0\.1:\d+/.test(value))
       .map(portOf);
     expect(ports.length).toBeGreaterThanOrEqual(componentNames.length);
+
+    // While it runs, the same CLI lists the host keys, as `az functionapp keys list` would.
+    const keys = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(import.meta.dirname, 'cli.ts'),
+        'functions',
+        'keys',
+        'list',
+        '--data-dir',
+        data.dir,
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(keys.status, keys.stderr).toBe(0);
+    expect(JSON.parse(keys.stdout)).toMatchObject({
+      functionKeys: { default: readStackFile().functionKey },
+      masterKey: readStackFile().masterKey,
+    });
+
     const exited = new Promise<number | null>((resolve) => cli.once('exit', resolve));
     cli.kill('SIGINT');
     expect(await exited).toBe(0);
