@@ -1,5 +1,6 @@
 /** Named connections resolved from app settings, as the Functions extensions resolve them. */
-import { DefaultAzureCredential } from '@azure/identity';
+import { createRequire } from 'node:module';
+import type { DefaultAzureCredential } from '@azure/identity';
 import { type BlobClient, BlobServiceClient } from '@azure/storage-blob';
 
 export type Settings = Record<string, string | undefined>;
@@ -13,6 +14,19 @@ export function connectionSetting(settings: Settings, name: string | undefined):
   return settings[key] || settings[`AzureWebJobs${key}`];
 }
 
+const requireModule = createRequire(import.meta.url);
+let credential: DefaultAzureCredential | undefined;
+
+/**
+ * The app's identity for identity-based connections (`<name>__serviceUri` …). @azure/identity is loaded
+ * on first use only: a quarter of a second of start time that key-based apps do not pay.
+ */
+export function appCredential(): DefaultAzureCredential {
+  const identity = requireModule('@azure/identity') as typeof import('@azure/identity');
+  credential ??= new identity.DefaultAzureCredential();
+  return credential;
+}
+
 const clients = new Map<string, BlobServiceClient>();
 
 /** A blob service client for a connection (connection string, or `<name>__blobServiceUri` with an identity). */
@@ -24,7 +38,7 @@ export function blobService(settings: Settings, name: string | undefined): BlobS
   let client = clients.get(cacheKey);
   if (client) return client;
   if (value) client = BlobServiceClient.fromConnectionString(value);
-  else if (serviceUri) client = new BlobServiceClient(serviceUri, new DefaultAzureCredential());
+  else if (serviceUri) client = new BlobServiceClient(serviceUri, appCredential());
   else throw new Error(`storage connection '${key}' is not configured: set the app setting ${key}`);
   clients.set(cacheKey, client);
   return client;

@@ -4,6 +4,7 @@
  * its output bindings.
  */
 import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { defineEmulator } from '../core/emulator.ts';
 import { close, listen } from '../core/http.ts';
@@ -42,6 +43,7 @@ export default defineEmulator({
     logFile: z.string().optional(),
   }),
   async start(options, context) {
+    const began = performance.now();
     const appDir = resolve(options.appDir);
     // The app reads its settings from process.env, as in Azure; it runs in this very process.
     Object.assign(process.env, resolveAppSettings(appDir, options.settings));
@@ -55,11 +57,16 @@ export default defineEmulator({
     });
     const registry = new AppRegistry((level, message) => logs.host(level, message));
     installCoreApi(registry);
-    await loadApp(appDir);
+    const files = await loadApp(appDir);
+    logs.host(
+      'information',
+      `Loaded ${files.length} entry point file(s) in ${Math.round(performance.now() - began)}ms`,
+    );
     await runAppStart(appDir, registry);
     registry.lock();
 
     const hostId = defaultHostId(appDir, settings);
+    logs.host('information', `Starting Host (HostId=${hostId}, Version=${registry.api.hostVersion})`);
     const useBlob =
       settings.AzureWebJobsSecretStorageType?.toLowerCase() !== 'files' &&
       connectionSetting(settings, undefined);
@@ -129,7 +136,7 @@ export default defineEmulator({
       }
     }
     logs.host('information', `Functions:\n\n${lines.map((line) => `\t${line}`).join('\n\n')}\n`);
-    logs.host('information', `Host started (host id ${hostId})`);
+    logs.host('information', `Host started (${Math.round(performance.now() - began)}ms)`);
 
     const listKeys = z.object({ function: z.string().min(1).optional() });
     const known = (name: string | undefined) => {

@@ -35,6 +35,8 @@ export interface LogEntry {
 export class FunctionLogs {
   #file: WriteStream | undefined;
   #levels: [string, number][];
+  /** Minimum level by category, computed once per category. */
+  #minimums = new Map<string, number>();
 
   constructor(
     private readonly options: {
@@ -57,9 +59,14 @@ export class FunctionLogs {
   }
 
   #minimum(category: string): number {
-    const lower = category.toLowerCase();
-    const match = this.#levels.find(([prefix]) => lower === prefix || lower.startsWith(`${prefix}.`));
-    return match?.[1] ?? hostRank[this.options.levels.default ?? 'Information'];
+    let minimum = this.#minimums.get(category);
+    if (minimum === undefined) {
+      const lower = category.toLowerCase();
+      const match = this.#levels.find(([prefix]) => lower === prefix || lower.startsWith(`${prefix}.`));
+      minimum = match?.[1] ?? hostRank[this.options.levels.default ?? 'Information'];
+      this.#minimums.set(category, minimum);
+    }
+    return minimum;
   }
 
   #write(category: string, entry: Omit<LogEntry, 'time'>, line: string): void {

@@ -20,6 +20,11 @@ interface HttpRoute {
   authLevel: AuthLevel;
 }
 
+const EMPTY = Buffer.alloc(0);
+/** HTTP/1.1: without Content-Length or Transfer-Encoding a request has no body (spares a stream read). */
+const hasBody = (req: IncomingMessage) =>
+  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
 /** The key a request presents: the `x-functions-key` header, else the `code` query parameter. */
 export function presentedKey(req: IncomingMessage, query: URLSearchParams): string | undefined {
   const header = req.headers['x-functions-key'];
@@ -94,7 +99,7 @@ export async function serveFunction(
     res.writeHead(401, { 'content-length': 0 }).end();
     return true;
   }
-  const body = await readBody(req, MAX_REQUEST_BYTES);
+  const body = hasBody(req) ? await readBody(req, MAX_REQUEST_BYTES) : EMPTY;
   const outcome = await host.invoker.invoke(route.fn, {
     inputData: [{ name: route.bindingName, data: { http: toRpcHttp(req, body, host.baseUrl, params) } }],
     reason: REASON,

@@ -8,9 +8,8 @@
  * token (the .NET processor stores the bare LSN), so leases are not shared with a .NET host. As in the
  * extension, the lease advances after each batch whether the function succeeded or not.
  */
-import { ChangeFeedStartFrom, type Container, CosmosClient, type FeedRange } from '@azure/cosmos';
-import { DefaultAzureCredential } from '@azure/identity';
-import { connectionSetting, resolveSettingReferences } from '../connections.ts';
+import type { Container, CosmosClient, FeedRange } from '@azure/cosmos';
+import { appCredential, connectionSetting, resolveSettingReferences } from '../connections.ts';
 import type { RegisteredFunction } from '../core-api.ts';
 import type { Host, Listener, TriggerBinding, TriggerKind } from '../host.ts';
 
@@ -27,7 +26,13 @@ interface Lease {
 const setting = (host: Host, value: unknown) =>
   value === undefined ? undefined : resolveSettingReferences(String(value), host.settings);
 
-function clientFor(host: Host, name: string): { client: CosmosClient; endpoint: string } {
+type CosmosSdk = typeof import('@azure/cosmos');
+
+function clientFor(
+  { CosmosClient }: CosmosSdk,
+  host: Host,
+  name: string,
+): { client: CosmosClient; endpoint: string } {
   const connection = connectionSetting(host.settings, name);
   const connectionPolicy = { enableEndpointDiscovery: false };
   if (connection) {
@@ -38,7 +43,7 @@ function clientFor(host: Host, name: string): { client: CosmosClient; endpoint: 
   if (!endpoint)
     throw new Error(`Cosmos DB connection '${name}' is not configured: set the app setting ${name}`);
   return {
-    client: new CosmosClient({ endpoint, aadCredentials: new DefaultAzureCredential(), connectionPolicy }),
+    client: new CosmosClient({ endpoint, aadCredentials: appCredential(), connectionPolicy }),
     endpoint,
   };
 }
@@ -55,12 +60,12 @@ function parseConnection(connection: string): { endpoint: string; key: string } 
   return { endpoint: parts.accountendpoint, key: parts.accountkey };
 }
 
-async function containers(host: Host, trigger: TriggerBinding) {
+async function containers(sdk: CosmosSdk, host: Host, trigger: TriggerBinding) {
   const connection = String(trigger.connection ?? '');
   const database = setting(host, trigger.databaseName) ?? '';
-  const account = clientFor(host, connection);
+  const account = clientFor(sdk, host, connection);
   const monitored = account.client.database(database).container(setting(host, trigger.containerName) ?? '');
-  const leaseClient = clientFor(host, String(trigger.leaseConnection ?? connection)).client;
+  const leaseClient = clientFor(sdk, host, String(trigger.leaseConnection ?? connection)).client;
   const leaseDatabase = leaseClient.database(setting(host, trigger.leaseDatabaseName) ?? database);
   const leaseName = setting(host, trigger.leaseContainerName) ?? 'leases';
   const missing = () =>
@@ -107,7 +112,10 @@ async function acquire(
 }
 
 async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBinding): Promise<Listener> {
-  const { monitored, leases, prefix } = await containers(host, trigger);
+  // Loaded only for apps with a Cosmos DB function: the SDK costs a quarter of a second of start time.
+  const sdk = await import('@azure/cosmos');
+  const { ChangeFeedStartFrom } = sdk;
+  const { monitored, leases, prefix } = await containers(sdk, host, trigger);
   const pollMs = Number(trigger.feedPollDelay ?? 5000);
   const maxItemCount =
     trigger.maxItemsPerInvocation === undefined ? undefined : Number(trigger.maxItemsPerInvocation);

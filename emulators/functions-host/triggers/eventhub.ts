@@ -8,15 +8,8 @@
  * Azure — Event Hubs triggers do not retry by themselves.
  */
 
-import {
-  EventHubConsumerClient,
-  earliestEventPosition,
-  type PartitionContext,
-  type ReceivedEventData,
-} from '@azure/event-hubs';
-import { BlobCheckpointStore } from '@azure/eventhubs-checkpointstore-blob';
-import { DefaultAzureCredential } from '@azure/identity';
-import { blobService, connectionSetting, resolveSettingReferences } from '../connections.ts';
+import type { PartitionContext, ReceivedEventData } from '@azure/event-hubs';
+import { appCredential, blobService, connectionSetting, resolveSettingReferences } from '../connections.ts';
 import type { RegisteredFunction, RpcTypedData } from '../core-api.ts';
 import type { Host, Listener, TriggerBinding, TriggerKind } from '../host.ts';
 import type { TriggerInput } from '../invoke.ts';
@@ -98,7 +91,14 @@ function eventsInput(
   };
 }
 
-function consumerFor(host: Host, trigger: TriggerBinding, fn: RegisteredFunction) {
+/** The SDKs, loaded when the app has an Event Hubs function (they cost start time otherwise). */
+const sdk = async () => ({
+  ...(await import('@azure/event-hubs')),
+  ...(await import('@azure/eventhubs-checkpointstore-blob')),
+});
+
+async function consumerFor(host: Host, trigger: TriggerBinding, fn: RegisteredFunction) {
+  const { BlobCheckpointStore, EventHubConsumerClient } = await sdk();
   const name = String(trigger.connection ?? '');
   const connection = connectionSetting(host.settings, name);
   const hub = resolveSettingReferences(String(trigger.eventHubName ?? ''), host.settings);
@@ -119,14 +119,7 @@ function consumerFor(host: Host, trigger: TriggerBinding, fn: RegisteredFunction
   }
   const client = connection
     ? new EventHubConsumerClient(group, connection, hub, store, options)
-    : new EventHubConsumerClient(
-        group,
-        namespace as string,
-        hub,
-        new DefaultAzureCredential(),
-        store,
-        options,
-      );
+    : new EventHubConsumerClient(group, namespace as string, hub, appCredential(), store, options);
   return { client, store, identifier, group };
 }
 
@@ -134,7 +127,12 @@ function consumerFor(host: Host, trigger: TriggerBinding, fn: RegisteredFunction
  * Gives up the partitions a previous run of this host still holds (it died before it could): the
  * processor would take them for partitions it is already reading and leave them idle until they expire.
  */
-async function abandonStaleOwnership({ client, store, identifier, group }: ReturnType<typeof consumerFor>) {
+async function abandonStaleOwnership({
+  client,
+  store,
+  identifier,
+  group,
+}: Awaited<ReturnType<typeof consumerFor>>) {
   const { fullyQualifiedNamespace, eventHubName } = client;
   const owned = await store.listOwnership(fullyQualifiedNamespace, eventHubName, group);
   const stale = owned.filter((ownership) => ownership.ownerId === identifier);
@@ -143,7 +141,7 @@ async function abandonStaleOwnership({ client, store, identifier, group }: Retur
 
 async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBinding): Promise<Listener> {
   await blobService(host.settings, undefined).getContainerClient(CHECKPOINT_CONTAINER).createIfNotExists();
-  const consumer = consumerFor(host, trigger, fn);
+  const consumer = await consumerFor(host, trigger, fn);
   await abandonStaleOwnership(consumer);
   const { client } = consumer;
   const { maxBatchSize, checkpointFrequency } = host.config.eventHubs;
@@ -172,7 +170,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
         );
       },
     },
-    { maxBatchSize, maxWaitTimeInSeconds: 1, startPosition: earliestEventPosition },
+    { maxBatchSize, maxWaitTimeInSeconds: 1, startPosition: (await sdk()).earliestEventPosition },
   );
   return {
     async stop() {
