@@ -91,6 +91,8 @@ export interface ProgrammingModel {
   name: string;
   version: string;
   getInvocationModel(context: CoreInvocationContext): InvocationModel;
+  /** Called once the app has loaded; answers `HttpUri` when the app enabled HTTP streaming. */
+  getCapabilities?(capabilities: Record<string, string>): Promise<Record<string, string>>;
 }
 
 export interface RegisteredFunction {

@@ -22,6 +22,8 @@ export interface Host {
   keys: KeyManager;
   logs: FunctionLogs;
   clock: StackClock;
+  /** The app's own HTTP proxy when it enabled HTTP streaming (`app.setup({ enableHttpStream: true })`). */
+  httpStreamUri: string | undefined;
 }
 
 /** A running listener (timer schedule, blob scan, Event Hubs processor …). */

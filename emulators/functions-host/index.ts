@@ -64,6 +64,8 @@ export default defineEmulator({
     );
     await runAppStart(appDir, registry);
     registry.lock();
+    // As the worker does once the app is loaded: this also locks app.setup() and starts its HTTP proxy.
+    const capabilities = (await registry.programmingModel?.getCapabilities?.({})) ?? {};
 
     const hostId = defaultHostId(appDir, settings);
     logs.host('information', `Starting Host (HostId=${hostId}, Version=${registry.api.hostVersion})`);
@@ -93,6 +95,7 @@ export default defineEmulator({
       keys,
       logs,
       clock: context.clock,
+      httpStreamUri: capabilities.HttpUri,
     };
     const kinds = triggerKinds();
     const server = createHostServer(host, kinds);

@@ -23,6 +23,8 @@ export interface TriggerInput {
   triggerMetadata?: Record<string, RpcTypedData>;
   /** The `Reason='…'` of the Executing line. */
   reason: string;
+  /** Set when the trigger must know the id beforehand (HTTP streaming names it to the app's proxy). */
+  invocationId?: string;
   /** Values binding expressions such as `{name}` may use in output paths. */
   bindingData?: Record<string, unknown>;
 }
@@ -83,7 +85,7 @@ export class Invoker {
   }
 
   async invoke(fn: RegisteredFunction, trigger: TriggerInput): Promise<InvocationOutcome> {
-    const invocationId = randomUUID();
+    const invocationId = trigger.invocationId ?? randomUUID();
     const started = performance.now();
     const say = (level: LogLevel, message: string) =>
       this.logs.invocation(fn.name, invocationId, level, message);

@@ -6,6 +6,7 @@ import { type Host, isDisabled, triggerOf } from '../host.ts';
 import type { AuthLevel } from '../keys.ts';
 import { httpOutput, sendRpcHttp, toRpcHttp } from './convert.ts';
 import { type CompiledRoute, comparePrecedence, compileRoute, matchRoute } from './routes.ts';
+import { serveStreaming } from './stream.ts';
 
 /** Azure's request size limit for HTTP triggers. */
 export const MAX_REQUEST_BYTES = 100 * 1024 * 1024;
@@ -99,11 +100,17 @@ export async function serveFunction(
     res.writeHead(401, { 'content-length': 0 }).end();
     return true;
   }
+  const bindingData = { ...params, query: Object.fromEntries(url.searchParams) };
+  if (host.httpStreamUri) {
+    const call = { reason: REASON, bindingData, limit: MAX_REQUEST_BYTES };
+    await serveStreaming(host, route.fn, route.bindingName, params, req, res, call);
+    return true;
+  }
   const body = hasBody(req) ? await readBody(req, MAX_REQUEST_BYTES) : EMPTY;
   const outcome = await host.invoker.invoke(route.fn, {
     inputData: [{ name: route.bindingName, data: { http: toRpcHttp(req, body, host.baseUrl, params) } }],
     reason: REASON,
-    bindingData: { ...params, query: Object.fromEntries(url.searchParams) },
+    bindingData,
   });
   if (!outcome.succeeded) {
     // The trace is in the log; the client learns only that the function failed.
