@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { defineEmulator } from '../core/emulator.ts';
 import { close, listen } from '../core/http.ts';
-import { outputWriter } from './bindings/outputs.ts';
+import { outputWriter, unsupportedBindings } from './bindings/outputs.ts';
 import { loadHostConfig, resolveAppSettings } from './config.ts';
 import { blobService, connectionSetting } from './connections.ts';
 import { AppRegistry, installCoreApi } from './core-api.ts';
@@ -108,6 +108,13 @@ export default defineEmulator({
     for (const fn of registry.functions.values()) {
       const trigger = triggerOf(fn);
       const type = trigger.type.toLowerCase();
+      const unsupported = unsupportedBindings(fn);
+      if (unsupported.length) {
+        logs.host(
+          'warning',
+          `Function 'Functions.${fn.name}': bindings not served by this host: ${unsupported.join(', ')}`,
+        );
+      }
       if (isDisabled(settings, fn)) {
         lines.push(`${fn.name}: ${trigger.type} (disabled)`);
         continue;

@@ -81,6 +81,17 @@ async function publishEvents(binding: BindingInfo, data: RpcTypedData, settings:
   }
 }
 
+/** Bindings of `fn` this host does not serve: input bindings, and outputs other than http, blob, eventGrid. */
+export function unsupportedBindings(fn: RegisteredFunction): string[] {
+  return Object.entries(fn.bindings)
+    .filter(([, binding]) =>
+      binding.direction === 'out'
+        ? !['http', 'blob', 'eventgrid'].includes(binding.type.toLowerCase())
+        : !/trigger$/i.test(binding.type),
+    )
+    .map(([name, binding]) => `${name} (${binding.type}, ${binding.direction})`);
+}
+
 export function outputWriter(settings: Settings, clock: StackClock): OutputWriter {
   return async (
     fn: RegisteredFunction,
