@@ -87,33 +87,44 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
   });
 
   // Like an Azure Functions TypeScript project's prestart: the host runs the built JavaScript.
-  if (names.includes('functions')) {
-    const { buildFunctionApp } = await import('../../system/functions/build.ts');
-    await buildFunctionApp();
-  }
+  const built = names.includes('functions')
+    ? import('../../system/functions/build.ts').then(({ buildFunctionApp }) => buildFunctionApp())
+    : Promise.resolve();
 
   const stopAll = () => Promise.all(components.map((component) => component.stop()));
+  const byName = new Map(components.map((component) => [component.name, component]));
+  const started = new Map<string, Promise<void>>();
+  // Each component starts as soon as those it must wait for (wiring.startAfter) answer.
+  const startInOrder = (component: ComponentProcess): Promise<void> => {
+    let done = started.get(component.name);
+    if (!done) {
+      const after = (wiring.startAfter[component.name] ?? []).flatMap((name) => byName.get(name) ?? []);
+      const prerequisites = [...after.map(startInOrder), component.name === 'functions' ? built : undefined];
+      done = Promise.all(prerequisites).then(() => launchOne(component));
+      started.set(component.name, done);
+    }
+    return done;
+  };
   let control: Awaited<ReturnType<typeof startControlServer>> | undefined;
   try {
-    await Promise.all(
-      components.map(async (component) => {
-        out.progress(component.name, 'starting');
-        const t0 = performance.now();
-        const endpoints = await component.launch().catch((error: Error) => {
-          out.progress(component.name, 'failed', error.message);
-          throw new Error(`${component.name} failed to start: ${error.message}`);
-        });
-        checkEndpoints(component.name, endpoints, wiring.expected[component.name as ComponentName]);
-        await component.request({ type: 'health' });
-        out.progress(component.name, 'ready', `in ${Math.round(performance.now() - t0)} ms`);
-      }),
-    );
+    await Promise.all(components.map(startInOrder));
   } catch (error) {
     await stopAll();
     throw error;
   }
 
-  const byName = new Map(components.map((component) => [component.name, component]));
+  async function launchOne(component: ComponentProcess) {
+    out.progress(component.name, 'starting');
+    const t0 = performance.now();
+    const endpoints = await component.launch().catch((error: Error) => {
+      out.progress(component.name, 'failed', error.message);
+      throw new Error(`${component.name} failed to start: ${error.message}`);
+    });
+    checkEndpoints(component.name, endpoints, wiring.expected[component.name as ComponentName]);
+    await component.request({ type: 'health' });
+    out.progress(component.name, 'ready', `in ${Math.round(performance.now() - t0)} ms`);
+  }
+
   const stack: Stack = {
     clock,
     description: {

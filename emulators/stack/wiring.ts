@@ -67,6 +67,11 @@ export function wire(
   return {
     authUrl: authority,
     controlUrl: `http://${HOST}:${ports.control}`,
+    /**
+     * Components that must answer before another starts: the Functions host keeps its keys in blob
+     * storage and opens its Event Hubs and change-feed listeners at start (the rest start at once).
+     */
+    startAfter: { functions: ['blob', 'cosmos', 'eventhubs'] } as Partial<Record<string, string[]>>,
     /** Options each component is started with. */
     options: {
       identity: { port: ports.identity },
