@@ -5,9 +5,12 @@
 import { cpus } from 'node:os';
 import { benchCosmos } from '../emulators/cosmos/bench.ts';
 import { benchEventHubs } from '../emulators/eventhubs/bench.ts';
+import { benchFunctionsHost } from '../emulators/functions-host/bench.ts';
+import { FUNCTION_APP_DIR } from '../emulators/stack/wiring.ts';
+import { benchManageTask } from '../system/functions/bench.ts';
 import { bareHttpsRequestsPerSec } from './baseline.ts';
 import { row } from './measure.ts';
-import { benchStack } from './stack.ts';
+import { benchStack, FOUNDATION } from './stack.ts';
 
 console.log(`taskstack benchmarks — node ${process.version}, ${cpus().length} cores\n`);
 
@@ -26,3 +29,15 @@ row('Cosmos creates via @azure/cosmos', cosmos.createsPerSec, '/s', undefined, b
 const eventHubs = await benchEventHubs();
 row('Event Hubs events sent (batches of 250)', eventHubs.sendEventsPerSec, '/s');
 row('Event Hubs events received', eventHubs.receiveEventsPerSec, '/s');
+
+const host = await benchFunctionsHost({ appDir: FUNCTION_APP_DIR });
+row('Functions host start to ready (system app)', host.startMs, 'ms', '< 400 (host part)');
+row('  of which the app loading its modules', host.appLoadMs, 'ms');
+row('trivial HTTP function via the host', host.requestsPerSec, '/s', '>= 0.7×', {
+  name: 'bare node:http',
+  value: host.bareRequestsPerSec,
+});
+
+const manageTask = await benchManageTask();
+row('POST-then-GET managetask round trips', manageTask.roundTripsPerSec, '/s', '>= 300');
+console.log(`  where the time goes: ${JSON.stringify(manageTask.breakdown)}`);

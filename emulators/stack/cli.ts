@@ -1,7 +1,8 @@
 #!/usr/bin/env -S node --import tsx
 /**
  * `taskstack` — start the local stack, move its clock, manage function keys, reset its data.
- *   taskstack start [--data-dir DIR] [--port-base N | --free-ports] [--<component>-port N] [--in-memory] [--encryption-key TEXT]
+ *   taskstack start [--data-dir DIR] [--port-base N | --free-ports] [--<component>-port N] [--in-memory]
+ *                   [--encryption-key TEXT] [--components blob,cosmos,…]
  *   taskstack clock advance --days N --hours N --minutes N --seconds N
  *   taskstack functions keys list|set|renew …   (see emulators/functions-host/cli.ts)
  *   taskstack status | stop | reset
@@ -28,6 +29,7 @@ const { values, positionals } = parseArgs({
     'data-dir': { type: 'string' },
     'port-base': { type: 'string' },
     'free-ports': { type: 'boolean' },
+    components: { type: 'string' },
     'in-memory': { type: 'boolean' },
     'encryption-key': { type: 'string' },
     days: { type: 'string' },
@@ -88,6 +90,7 @@ async function startCommand() {
         : 'default',
     portOverrides,
     inMemory: values['in-memory'] ?? false,
+    components: values.components?.split(',').map((name) => name.trim()),
     encryptionKey: values['encryption-key'] ?? process.env.TASKSTACK_ENCRYPTION_KEY,
   }).catch((error: Error) => fail(error.message));
   console.log(banner(stack.description, performance.now() - began));
