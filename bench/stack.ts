@@ -59,13 +59,12 @@ function azuriteAloneMs(): Promise<number> {
 }
 
 /** Memory of `taskstack start` as a user runs it: the launcher process and everything under it. */
-async function cliRssMb(dataDir: string): Promise<number> {
+async function cliMemoryMb(dataDir: string, components?: string[]) {
+  const only = components ? ['--components', components.join(',')] : [];
   const cli = spawn(
     process.execPath,
-    ['--import', 'tsx', 'emulators/stack/cli.ts', 'start', '--data-dir', dataDir, '--free-ports'],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
+    ['--import', 'tsx', 'emulators/stack/cli.ts', 'start', '--data-dir', dataDir, '--free-ports', ...only],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   await new Promise<void>((resolve) =>
     cli.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('taskstack is ready') && resolve()),
