@@ -1,0 +1,95 @@
+// @peculiar/x509 needs the reflect polyfill before it loads (ca.ts does the same).
+import 'reflect-metadata';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as x509 from '@peculiar/x509';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadTls } from './ca.ts';
+import { StackClock } from './clock.ts';
+import { loadSecrets } from './secrets.ts';
+import { loadTopology } from './topology.ts';
+
+const DAY = 86_400_000;
+const dirs: (() => void)[] = [];
+/** An empty data directory (testDataDir() would copy in the test run's shared CA). */
+const freshDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'taskstack-core-'));
+  dirs.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+};
+afterAll(() => {
+  for (const remove of dirs) remove();
+});
+
+describe('the stack clock', () => {
+  it('only moves forward, and maps real timestamps to the stack time they happened at', () => {
+    const clock = new StackClock();
+    const before = Date.now();
+    expect(() => clock.advance(-1)).toThrow(RangeError);
+    clock.advance(DAY);
+    expect(clock.now() - Date.now()).toBeGreaterThanOrEqual(DAY - 5);
+    // Something written before the move happened a day "earlier" than something written after it.
+    expect(clock.toStackTime(before - 1)).toBe(before - 1);
+    expect(clock.toStackTime(Date.now())).toBeGreaterThanOrEqual(Date.now() + DAY - 5);
+    expect(new StackClock(clock.shifts).offsetMs).toBe(DAY);
+  });
+
+  it('fires `at` when the clock is moved past the moment, not before', () => {
+    const clock = new StackClock();
+    let fired = 0;
+    clock.at(clock.now() + 5 * 60_000, () => fired++);
+    clock.advance(60_000);
+    expect(fired).toBe(0);
+    clock.advance(4 * 60_000);
+    expect(fired).toBe(1);
+    clock.advance(DAY);
+    expect(fired).toBe(1);
+  });
+});
+
+describe('the local CA', () => {
+  it('is created once per data directory, with a server certificate for loopback and a private key kept private', async () => {
+    const dir = freshDir();
+    const first = await loadTls(dir);
+    const again = await loadTls(dir);
+    expect(again).toEqual(first);
+    expect(statSync(join(dir, 'ca', 'ca.json')).mode & 0o777).toBe(0o600);
+
+    const ca = new x509.X509Certificate(first.ca);
+    const server = new x509.X509Certificate(first.cert);
+    expect(await server.verify({ publicKey: ca.publicKey, signatureOnly: true })).toBe(true);
+    const names = server.getExtension(x509.SubjectAlternativeNameExtension)?.names.toJSON();
+    expect(names).toEqual(
+      expect.arrayContaining([
+        { type: 'ip', value: '127.0.0.1' },
+        { type: 'dns', value: 'localhost' },
+      ]),
+    );
+    expect((await loadTls(freshDir())).ca).not.toBe(first.ca);
+  });
+});
+
+describe('keys per data directory', () => {
+  const topology = loadTopology();
+
+  it('are generated once, kept with mode 0600, and differ between data directories', async () => {
+    const dir = freshDir();
+    const first = await loadSecrets(dir, topology);
+    expect(await loadSecrets(dir, topology)).toEqual(first);
+    expect(statSync(join(dir, 'keys.json')).mode & 0o777).toBe(0o600);
+    expect(Buffer.byteLength(first.encryptionKey, 'utf8')).toBe(32);
+    expect(Object.keys(first.identities).sort()).toEqual(Object.keys(topology.identities).sort());
+    const other = await loadSecrets(freshDir(), topology);
+    expect(other.cosmosKey).not.toBe(first.cosmosKey);
+    expect(other.identities.functionApp?.principalId).not.toBe(first.identities.functionApp?.principalId);
+  });
+
+  it('take a user-given EncryptionKey over the generated one, and keep everything else', async () => {
+    const dir = freshDir();
+    const generated = await loadSecrets(dir, topology);
+    const given = await loadSecrets(dir, topology, 'my own key');
+    expect(given.encryptionKey).toBe('my own key');
+    expect({ ...given, encryptionKey: generated.encryptionKey }).toEqual(generated);
+  });
+});
