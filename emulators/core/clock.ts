@@ -15,7 +15,7 @@ export interface ClockShift {
 export class StackClock extends EventEmitter<{ change: [] }> {
   #shifts: ClockShift[];
 
-  constructor(shifts: ClockShift[] = []) {
+  constructor(shifts: readonly ClockShift[] = []) {
     super();
     this.#shifts = [...shifts];
   }

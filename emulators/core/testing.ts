@@ -151,3 +151,23 @@ export async function startComponent(
     kill: () => process.kill(component.pid ?? 0, 'SIGKILL'),
   };
 }
+
+/**
+ * Sets the managed-identity environment that @azure/identity reads when a credential is built (as App
+ * Service gives it to an app); returns a function that puts back what was there before.
+ */
+export function useManagedIdentityEnv(endpoint: string, header: string | undefined): () => void {
+  const saved = {
+    IDENTITY_ENDPOINT: process.env.IDENTITY_ENDPOINT,
+    IDENTITY_HEADER: process.env.IDENTITY_HEADER,
+  };
+  const set = (name: keyof typeof saved, value: string | undefined) => {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  };
+  set('IDENTITY_ENDPOINT', endpoint);
+  set('IDENTITY_HEADER', header);
+  return () => {
+    for (const [name, value] of Object.entries(saved)) set(name as keyof typeof saved, value);
+  };
+}

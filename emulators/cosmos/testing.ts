@@ -2,7 +2,7 @@
 import { CosmosClient, type CosmosClientOptions } from '@azure/cosmos';
 import { ManagedIdentityCredential } from '@azure/identity';
 import type { EmulatorContext, RunningEmulator } from '../core/emulator.ts';
-import { startEmulator, testContext, testDataDir } from '../core/testing.ts';
+import { startEmulator, testContext, testDataDir, useManagedIdentityEnv } from '../core/testing.ts';
 import identity from '../identity/index.ts';
 import cosmos from './index.ts';
 
@@ -79,22 +79,18 @@ export async function startCosmosWithIdentity(): Promise<EntraFixture> {
     dataDir: data.dir,
     identity: idp.endpoints as { issuer: string; jwksUri: string },
   });
-  const saved = { endpoint: process.env.IDENTITY_ENDPOINT, header: process.env.IDENTITY_HEADER };
+  let restoreEnv = () => {};
   return {
     cosmos: fixture,
     async clientAs(app) {
-      process.env.IDENTITY_ENDPOINT = idp.endpoints.identityEndpoint;
-      process.env.IDENTITY_HEADER = context.secrets.identities[app]?.header;
+      restoreEnv = useManagedIdentityEnv(
+        idp.endpoints.identityEndpoint as string,
+        context.secrets.identities[app]?.header,
+      );
       return fixture.client({ key: undefined, aadCredentials: new ManagedIdentityCredential() });
     },
     async close() {
-      for (const [name, value] of [
-        ['IDENTITY_ENDPOINT', saved.endpoint],
-        ['IDENTITY_HEADER', saved.header],
-      ] as const) {
-        if (value === undefined) delete process.env[name];
-        else process.env[name] = value;
-      }
+      restoreEnv();
       await fixture.close();
       await idp.stop();
       data.remove();

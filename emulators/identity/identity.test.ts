@@ -3,20 +3,19 @@ import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EmulatorContext, RunningEmulator } from '../core/emulator.ts';
 import type { IdentitySecrets } from '../core/secrets.ts';
-import { rawGet, startEmulator, testContext, testDataDir } from '../core/testing.ts';
+import { rawGet, startEmulator, testContext, testDataDir, useManagedIdentityEnv } from '../core/testing.ts';
 import identity from './index.ts';
 
 const data = testDataDir();
 let context: EmulatorContext;
 let running: RunningEmulator;
-const savedEnv = { endpoint: process.env.IDENTITY_ENDPOINT, header: process.env.IDENTITY_HEADER };
+const restoreEnv: (() => void)[] = [];
 
 /** Managed-identity settings as App Service gives them to an app; read when a credential is built. */
 function actAs(app: string) {
   const secrets = context.secrets.identities[app];
   if (!secrets) throw new Error(`no identity ${app}`);
-  process.env.IDENTITY_ENDPOINT = running.endpoints.identityEndpoint;
-  process.env.IDENTITY_HEADER = secrets.header;
+  restoreEnv.push(useManagedIdentityEnv(running.endpoints.identityEndpoint as string, secrets.header));
   return secrets;
 }
 
@@ -25,13 +24,8 @@ beforeAll(async () => {
   running = await startEmulator(identity, { port: 0 }, context);
 });
 afterEach(() => {
-  for (const [name, value] of [
-    ['IDENTITY_ENDPOINT', savedEnv.endpoint],
-    ['IDENTITY_HEADER', savedEnv.header],
-  ] as const) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
+  // Undo in reverse, so the environment before the first actAs comes back.
+  for (const restore of restoreEnv.splice(0).reverse()) restore();
 });
 afterAll(async () => {
   await running?.stop();

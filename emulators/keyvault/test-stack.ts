@@ -2,7 +2,7 @@
 import { DefaultAzureCredential } from '@azure/identity';
 import { SecretClient } from '@azure/keyvault-secrets';
 import type { EmulatorContext, RunningEmulator } from '../core/emulator.ts';
-import { startEmulator, testContext, testDataDir } from '../core/testing.ts';
+import { startEmulator, testContext, testDataDir, useManagedIdentityEnv } from '../core/testing.ts';
 import identity from '../identity/index.ts';
 import keyvault from './index.ts';
 
@@ -34,7 +34,6 @@ export interface VaultTestStack {
 
 export async function startVaultStack(): Promise<VaultTestStack> {
   const data = testDataDir();
-  const saved = { endpoint: process.env.IDENTITY_ENDPOINT, header: process.env.IDENTITY_HEADER };
   const context = await testContext(data.dir);
   const idp = await startEmulator(identity, { port: 0 }, context);
   const options = (extra: object = {}) => ({
@@ -46,8 +45,10 @@ export async function startVaultStack(): Promise<VaultTestStack> {
     ...extra,
   });
   // MSAL keeps the first managed identity a process uses: the SDK is functionApp for the whole file.
-  process.env.IDENTITY_ENDPOINT = idp.endpoints.identityEndpoint;
-  process.env.IDENTITY_HEADER = context.secrets.identities.functionApp?.header;
+  const restoreEnv = useManagedIdentityEnv(
+    idp.endpoints.identityEndpoint as string,
+    context.secrets.identities.functionApp?.header,
+  );
   const credential = new DefaultAzureCredential();
   const vault = await startEmulator(keyvault, options(), context);
   // Restarts keep the port, so the client stays valid.
@@ -80,13 +81,7 @@ export async function startVaultStack(): Promise<VaultTestStack> {
       };
     },
     async stop() {
-      for (const [name, value] of [
-        ['IDENTITY_ENDPOINT', saved.endpoint],
-        ['IDENTITY_HEADER', saved.header],
-      ] as const) {
-        if (value === undefined) delete process.env[name];
-        else process.env[name] = value;
-      }
+      restoreEnv();
       await stack.vault.stop();
       await idp.stop();
       data.remove();
