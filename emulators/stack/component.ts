@@ -87,21 +87,26 @@ export class ComponentProcess {
     this.#log.write(`${new Date().toISOString()} ${line}\n`);
   }
 
+  /** A problem shown on the console and kept in the component's log. */
+  #problem(text: string) {
+    this.console.problem(this.name, text);
+    this.#log.write(`${new Date().toISOString()} ${text}\n`);
+  }
+
   #crashed(code: number | null, signal: string | null) {
     const now = Date.now();
     this.#restarts = [...this.#restarts.filter((at) => now - at < 60_000), now];
     const persisted = this.start.stateDir !== undefined;
     if (this.#restarts.length > MAX_RESTARTS_PER_MINUTE) {
-      this.console.problem(this.name, `exited (${signal ?? code}) again; not restarting it — see its log`);
+      this.#problem(`exited (${signal ?? code}) again; not restarting it — see its log`);
       return;
     }
-    this.console.problem(
-      this.name,
+    this.#problem(
       `exited unexpectedly (${signal ?? code}); restarting${persisted ? '' : ' (in-memory: its data is gone)'}`,
     );
     this.launch().then(
       () => this.console.line(this.name, 'restarted'),
-      (error: Error) => this.console.problem(this.name, `restart failed: ${error.message}`),
+      (error: Error) => this.#problem(`restart failed: ${error.message}`),
     );
   }
 
@@ -124,7 +129,11 @@ export class ComponentProcess {
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       if (child.connected) child.send({ type: 'stop' } satisfies ToComponent);
       else child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const timer = setTimeout(() => {
+        // Said out loud: a component that needs killing lost whatever its stop would have saved.
+        this.#problem(`did not stop within ${graceMs} ms; killed`);
+        child.kill('SIGKILL');
+      }, graceMs);
       await exited;
       clearTimeout(timer);
     }

@@ -91,8 +91,23 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
     ? import('../../system/functions/build.ts').then(({ buildFunctionApp }) => buildFunctionApp())
     : Promise.resolve();
 
-  const stopAll = () => Promise.all(components.map((component) => component.stop()));
   const byName = new Map(components.map((component) => [component.name, component]));
+  // The reverse of the start order: a component stops before those it started after. The functions
+  // host releases its Event Hubs partitions through blob storage as it stops; with Azurite already
+  // gone, the storage SDK's retries outlast the stop grace and the host gets killed.
+  const stopping = new Map<string, Promise<void>>();
+  const stopInOrder = (component: ComponentProcess): Promise<void> => {
+    let done = stopping.get(component.name);
+    if (!done) {
+      const dependents = components.filter((other) =>
+        wiring.startAfter[other.name]?.includes(component.name),
+      );
+      done = Promise.all(dependents.map(stopInOrder)).then(() => component.stop());
+      stopping.set(component.name, done);
+    }
+    return done;
+  };
+  const stopAll = () => Promise.all(components.map(stopInOrder));
   const started = new Map<string, Promise<void>>();
   // Each component starts as soon as those it must wait for (wiring.startAfter) answer.
   const startInOrder = (component: ComponentProcess): Promise<void> => {
