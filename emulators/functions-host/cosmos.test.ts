@@ -76,6 +76,8 @@ describe('Cosmos DB trigger', () => {
     await host.stop();
     await tasks.items.create({ id: 'c', Title: 'C' });
     await tasks.items.upsert({ id: 'a', Title: 'A2' });
+    // The stop ended the retries of the listener that cannot start (below) without being killed.
+    expect(host.output.join('\n')).not.toContain('did not stop within');
     await host.start();
     await waitFor(
       'the changes made while down',
@@ -93,5 +95,25 @@ describe('Cosmos DB trigger', () => {
           "The listener for function 'Functions.withoutLeases' was unable to start. Either the source container 'Tasks' (in database 'TasksDB') or the lease container 'absent' (in database 'TasksDB') does not exist. Both containers must exist before the listener starts. To automatically create the lease container, set 'CreateLeaseContainerIfNotExists' to 'true'.",
       ),
     );
+  });
+
+  it('retries that start in the background and runs the function once the lease container exists', async () => {
+    const messages = () => readLog(logFile).map((e) => e.message);
+    await client.database('TasksDB').containers.createIfNotExists({ id: 'absent', partitionKey: '/id' });
+    await waitFor(
+      'the retried start',
+      () =>
+        messages().some((m) =>
+          /^Listener successfully started for function 'Functions\.withoutLeases' after \d+ retries\.$/.test(
+            m,
+          ),
+        ),
+      20_000,
+    );
+    expect(messages()).toContain(
+      "Retrying to start listener for function 'Functions.withoutLeases' (Attempt 1)",
+    );
+    await tasks.items.create({ id: 'late', Title: 'Late' });
+    await waitFor('the late listener run', () => messages().includes('late listener saw late'));
   });
 });

@@ -17,6 +17,7 @@ import { createHostServer } from './http/server.ts';
 import { Invoker } from './invoke.ts';
 import { KeyManager, type KeyType } from './keys.ts';
 import { BlobSecretsStore, FileSecretsStore } from './keys-store.ts';
+import { startListener } from './listeners.ts';
 import { loadApp, runAppStart, runAppTerminate } from './loader.ts';
 import { FunctionLogs } from './logs.ts';
 import { triggerKinds } from './triggers/kinds.ts';
@@ -135,15 +136,14 @@ export default defineEmulator({
         );
         continue;
       }
-      try {
-        listeners.push(await kind.listen(host, fn, trigger));
-      } catch (error) {
-        // As in Azure: one listener that cannot start leaves the rest of the host running.
-        logs.host(
-          'error',
-          `The listener for function 'Functions.${fn.name}' was unable to start. ${(error as Error).message}`,
-        );
-      }
+      const listen = kind.listen;
+      listeners.push(
+        await startListener(
+          `Functions.${fn.name}`,
+          () => listen(host, fn, trigger),
+          (level, message) => logs.host(level, message),
+        ),
+      );
     }
     logs.host('information', `Functions:\n\n${lines.map((line) => `\t${line}`).join('\n\n')}\n`);
     logs.host('information', `Host started (${Math.round(performance.now() - began)}ms)`);

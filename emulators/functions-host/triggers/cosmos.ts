@@ -72,21 +72,28 @@ async function containers(sdk: CosmosSdk, host: Host, trigger: TriggerBinding) {
     new Error(
       `Either the source container '${monitored.id}' (in database '${database}') or the lease container '${leaseName}' (in database '${leaseDatabase.id}') does not exist. Both containers must exist before the listener starts. To automatically create the lease container, set 'CreateLeaseContainerIfNotExists' to 'true'.`,
     );
-  const source = await monitored.read().catch(() => undefined);
-  if (!source?.resource) throw missing();
-  let leases: Container;
-  if (trigger.createLeaseContainerIfNotExists === true) {
-    ({ container: leases } = await leaseDatabase.containers.createIfNotExists({
-      id: leaseName,
-      partitionKey: '/id',
-    }));
-  } else {
-    leases = leaseDatabase.container(leaseName);
-    if (!(await leases.read().catch(() => undefined))?.resource) throw missing();
+  try {
+    const source = await monitored.read().catch(() => undefined);
+    if (!source?.resource) throw missing();
+    let leases: Container;
+    if (trigger.createLeaseContainerIfNotExists === true) {
+      ({ container: leases } = await leaseDatabase.containers.createIfNotExists({
+        id: leaseName,
+        partitionKey: '/id',
+      }));
+    } else {
+      leases = leaseDatabase.container(leaseName);
+      if (!(await leases.read().catch(() => undefined))?.resource) throw missing();
+    }
+    const { resource: db } = await monitored.database.read();
+    const prefix = `${setting(host, trigger.leaseContainerPrefix) ?? ''}${new URL(account.endpoint).host}_${db?._rid}_${source.resource._rid}`;
+    return { monitored, leases, prefix };
+  } catch (error) {
+    // The host retries a failed start: each attempt must not leave its clients' timers behind.
+    account.client.dispose();
+    leaseClient.dispose();
+    throw error;
   }
-  const { resource: db } = await monitored.database.read();
-  const prefix = `${setting(host, trigger.leaseContainerPrefix) ?? ''}${new URL(account.endpoint).host}_${db?._rid}_${source.resource._rid}`;
-  return { monitored, leases, prefix };
 }
 
 async function acquire(

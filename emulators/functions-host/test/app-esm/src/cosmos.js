@@ -18,5 +18,8 @@ app.cosmosDB('withoutLeases', {
   databaseName: 'TasksDB',
   containerName: 'Tasks',
   leaseContainerName: 'absent',
-  handler: () => {},
+  feedPollDelay: 200,
+  handler: (documents, context) => {
+    for (const document of documents) context.log(`late listener saw ${document.id}`);
+  },
 });

@@ -1,0 +1,72 @@
+/**
+ * Starting a trigger's listener as the WebJobs host does (its FunctionListener, in the partial start-up
+ * mode the Functions host runs in): a listener that cannot start leaves the rest of the host running, and
+ * its start is retried in the background with a randomized exponential backoff until it succeeds or the
+ * host stops. A trigger whose container, hub or storage appears after the host started thus begins by
+ * itself, with the runtime's log lines.
+ */
+import type { Listener } from './host.ts';
+
+type Log = (level: 'information' | 'error', message: string) => void;
+
+/** The runtime's bounds: 2 s before the first retry, never more than 2 min between two. */
+export const RETRY_BOUNDS = { minMs: 2_000, maxMs: 120_000 };
+
+/**
+ * The runtime's RandomizedExponentialBackoffStrategy for failures: `min`, then `min + 2^(n-1)·min`
+ * with ±20 % jitter, capped at `max` (real time: retries wait for a process, not for stack time).
+ */
+export function* backoffDelays({ minMs, maxMs } = RETRY_BOUNDS): Generator<number, never> {
+  yield minMs;
+  for (let exponent = 0; ; exponent++) {
+    const jitter = 0.8 + Math.random() * 0.4;
+    yield Math.min(maxMs, minMs + jitter * 2 ** exponent * minMs);
+  }
+}
+
+/**
+ * Starts a listener (`name` as the runtime shows it, `Functions.<name>`); if the start fails, logs it
+ * and keeps retrying. The returned listener's stop ends the retries and stops whatever has started.
+ */
+export async function startListener(
+  name: string,
+  start: () => Promise<Listener>,
+  log: Log,
+  delays: Iterator<number> = backoffDelays(),
+): Promise<Listener> {
+  let listener: Listener | undefined;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let attempt: Promise<void> | undefined;
+  const tryStart = async () => {
+    try {
+      listener = await start();
+    } catch (error) {
+      log('error', `The listener for function '${name}' was unable to start. ${(error as Error).message}`);
+    }
+    return listener !== undefined;
+  };
+  const retry = (retries: number) => {
+    timer = setTimeout(() => {
+      attempt = (async () => {
+        log('information', `Retrying to start listener for function '${name}' (Attempt ${retries})`);
+        if (await tryStart())
+          log(
+            'information',
+            `Listener successfully started for function '${name}' after ${retries} retries.`,
+          );
+        else if (!stopped) retry(retries + 1);
+      })();
+    }, delays.next().value);
+  };
+  if (!(await tryStart())) retry(1);
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      // A start under way when the host stops is let finish, then stopped with the rest.
+      await attempt;
+      await listener?.stop();
+    },
+  };
+}
