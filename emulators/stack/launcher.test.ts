@@ -157,8 +157,11 @@ describe('the launcher', () => {
       },
     );
     let output = '';
-    cli.stdout.on('data', (chunk) => (output += chunk));
-    cli.stderr.on('data', (chunk) => (output += chunk));
+    const collect = (chunk: Buffer) => {
+      output += chunk;
+    };
+    cli.stdout.on('data', collect);
+    cli.stderr.on('data', collect);
     await expect.poll(() => output, { timeout: 20_000 }).toContain('taskstack is ready');
     const ports = Object.values(readStackFile().endpoints as Record<string, Record<string, string>>)
       .flatMap((endpoints) => Object.values(endpoints))
