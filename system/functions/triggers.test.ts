@@ -140,6 +140,7 @@ describe('PublishDocumentCreated', () => {
         containerName: 'Tasks',
         leaseContainerName: 'leases',
         createLeaseContainerIfNotExists: true,
+        startFromBeginning: true,
       }),
       expect.objectContaining({
         type: 'eventGrid',

@@ -25,6 +25,9 @@ app.cosmosDB('PublishDocumentCreated', {
   containerName: CONTAINER,
   leaseContainerName: 'leases',
   createLeaseContainerIfNotExists: true,
+  // Only while no lease exists: the container is created by the first write, before this listener can
+  // start, so starting "now" would lose the first task(s). Once leases exist, they say where to resume.
+  startFromBeginning: true,
   extraOutputs: [topic],
   handler: publishDocumentCreated,
 });
