@@ -4,7 +4,10 @@
  * latency of each call against the function's own duration (host log) and bare Cosmos DB calls.
  */
 import { readFileSync } from 'node:fs';
+import { Agent } from 'node:https';
 import { CosmosClient } from '@azure/cosmos';
+import { median } from '../../bench/measure.ts';
+import { loadTls } from '../../emulators/core/ca.ts';
 import { startAppStack } from './test-support.ts';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -17,10 +20,6 @@ function cpuMs(pid: number | undefined): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
-};
 const round = (value: number) => Math.round(value * 100) / 100;
 
 export interface ManageTaskBench {
@@ -88,7 +87,12 @@ export async function benchManageTask(): Promise<ManageTaskBench> {
           /^Executed 'Functions\.ManageTask' \(Succeeded, .*Duration=(\d+)ms\)/.exec(e.message)?.[1] ?? [],
       )
       .map(Number);
-    const cosmos = new CosmosClient(app.stack.description.connections.DocumentDbConnection ?? '');
+    // This process was not started by the launcher (no NODE_EXTRA_CA_CERTS): trust the stack's CA here.
+    const { ca } = await loadTls(app.stack.description.dataDir);
+    const cosmos = new CosmosClient({
+      connectionString: app.stack.description.connections.DocumentDbConnection,
+      agent: new Agent({ ca, keepAlive: true }),
+    });
     const container = cosmos.database('TasksDB').container('Tasks');
     const creates: number[] = [];
     const reads: number[] = [];
