@@ -18,6 +18,8 @@ app.cosmosDB('withoutLeases', {
   databaseName: 'TasksDB',
   containerName: 'Tasks',
   leaseContainerName: 'absent',
+  // Started late by a retry: from the beginning, a document written just before its first read still arrives.
+  startFromBeginning: true,
   feedPollDelay: 200,
   handler: (documents, context) => {
     for (const document of documents) context.log(`late listener saw ${document.id}`);
