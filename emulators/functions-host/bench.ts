@@ -65,19 +65,22 @@ async function bareServer(): Promise<{ url: string; stop(): void }> {
 async function hostServer(dataDir: string, options: Record<string, unknown>) {
   const context = await testContext(dataDir);
   const child = fork_(childEntry);
-  let startMs = Number.NaN;
-  let appLoadMs = Number.NaN;
   let seen = '';
-  const onData = (chunk: string) => {
-    seen += chunk;
-    const match = /Host started \((\d+)ms\)/.exec(seen);
-    if (!match) return;
-    startMs = Number(match[1]);
-    appLoadMs = Number(/entry point file\(s\) in (\d+)ms/.exec(seen)?.[1]);
-    child.stdout?.off('data', onData);
-    child.stdout?.resume();
-  };
-  child.stdout?.setEncoding('utf8').on('data', onData);
+  // The host's output may arrive after its ready message: wait for the line itself.
+  const reported = new Promise<{ startMs: number; appLoadMs: number }>((resolve) => {
+    const onData = (chunk: string) => {
+      seen += chunk;
+      const match = /Host started \((\d+)ms\)/.exec(seen);
+      if (!match) return;
+      child.stdout?.off('data', onData);
+      child.stdout?.resume();
+      resolve({
+        startMs: Number(match[1]),
+        appLoadMs: Number(/entry point file\(s\) in (\d+)ms/.exec(seen)?.[1]),
+      });
+    };
+    child.stdout?.setEncoding('utf8').on('data', onData);
+  });
   const start: ToComponent = {
     type: 'start',
     name: 'functions',
@@ -97,8 +100,7 @@ async function hostServer(dataDir: string, options: Record<string, unknown>) {
   });
   return {
     baseUrl: endpoints.baseUrl as string,
-    startMs,
-    appLoadMs,
+    ...(await reported),
     async stop() {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.send({ type: 'stop' } satisfies ToComponent);
