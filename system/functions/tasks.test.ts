@@ -109,16 +109,18 @@ describe('/api/managetask', () => {
     });
   });
 
-  it.each(['00000000-0000-4000-8000-000000000000', 'a/b', 'q?x', 'x'.repeat(300)])(
-    'GET answers 404 with an empty body for an unknown id (%s)',
-    async (taskId) => {
-      expect(await answer(await fetch(app.url('managetask', { taskId })))).toEqual({
-        status: 404,
-        contentType: null,
-        body: '',
-      });
-    },
-  );
+  it.each([
+    '00000000-0000-4000-8000-000000000000',
+    'a/b',
+    'q?x',
+    'x'.repeat(300),
+  ])('GET answers 404 with an empty body for an unknown id (%s)', async (taskId) => {
+    expect(await answer(await fetch(app.url('managetask', { taskId })))).toEqual({
+      status: 404,
+      contentType: null,
+      body: '',
+    });
+  });
 
   it('POST answers the encrypted form, GET the plain text; extra fields are dropped', async () => {
     const response = await post(
