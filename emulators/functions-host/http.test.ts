@@ -2,8 +2,8 @@
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ComponentUnderTest, startComponent, testDataDir } from '../core/testing.ts';
-import { appPath, readLog, waitFor } from './test/helpers.ts';
+import { type ComponentUnderTest, testDataDir } from '../core/testing.ts';
+import { readLog, startCjsHost, waitFor } from './test/helpers.ts';
 
 const data = testDataDir();
 const logFile = join(data.dir, 'logs', 'functions.jsonl');
@@ -11,21 +11,7 @@ let host: ComponentUnderTest;
 let base: string;
 
 beforeAll(async () => {
-  host = await startComponent(
-    'functions',
-    {
-      port: 0,
-      appDir: appPath('app-cjs'),
-      logFile,
-      // Keys in files: this suite runs without storage (the blob suite covers azure-webjobs-secrets).
-      settings: {
-        AzureWebJobsSecretStorageType: 'files',
-        FROM_SETTINGS: 'settings',
-        OVERRIDDEN: 'from settings',
-      },
-    },
-    data.dir,
-  );
+  host = await startCjsHost(data.dir, logFile);
   base = host.endpoints.baseUrl as string;
 });
 

@@ -4,9 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StackSecrets } from '../core/secrets.ts';
-import { type ComponentUnderTest, startComponent, testContext, testDataDir } from '../core/testing.ts';
+import { type ComponentUnderTest, testContext, testDataDir } from '../core/testing.ts';
 import { keysCommand } from './cli.ts';
-import { appPath } from './test/helpers.ts';
+import { startCjsHost } from './test/helpers.ts';
 
 const data = testDataDir();
 const logFile = join(data.dir, 'logs', 'functions.jsonl');
@@ -15,21 +15,7 @@ let base: string;
 let secrets: StackSecrets;
 
 beforeAll(async () => {
-  host = await startComponent(
-    'functions',
-    {
-      port: 0,
-      appDir: appPath('app-cjs'),
-      logFile,
-      // Keys in files: this suite runs without storage (the blob suite covers azure-webjobs-secrets).
-      settings: {
-        AzureWebJobsSecretStorageType: 'files',
-        FROM_SETTINGS: 'settings',
-        OVERRIDDEN: 'from settings',
-      },
-    },
-    data.dir,
-  );
+  host = await startCjsHost(data.dir, logFile);
   base = host.endpoints.baseUrl as string;
   secrets = (await testContext(data.dir)).secrets;
 });

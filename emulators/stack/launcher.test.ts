@@ -13,7 +13,14 @@ import { stackFilePath } from './stackfile.ts';
 const data = testDataDir();
 afterAll(() => data.remove());
 
-const portOf = (url: string) => Number(new URL(url).port);
+/** Every port the stack's endpoints name. */
+const portsOf = (endpoints: Record<string, Record<string, string>>) =>
+  Object.values(endpoints)
+    .flatMap((named) => Object.values(named))
+    .filter((value) => /^\w+:\/\/127\.0\.0\.1:\d+/.test(value))
+    .map((url) => Number(new URL(url).port));
+/** `node --import tsx cli.ts …`: the CLI as `npm start` runs it. */
+const cli = (...args: string[]) => ['--import', 'tsx', join(import.meta.dirname, 'cli.ts'), ...args];
 const accepts = (port: number) =>
   new Promise<boolean>((resolve) => {
     const socket = connect(port, '127.0.0.1');
@@ -99,10 +106,7 @@ describe('the launcher', () => {
     await container.createIfNotExists();
     await container.getBlockBlobClient('a.txt').upload('kept', 4);
 
-    const ports = Object.values(stack.description.endpoints)
-      .flatMap((endpoints) => Object.values(endpoints))
-      .filter((value) => /^\w+:\/\/127\.0\.0\.1:\d+/.test(value))
-      .map(portOf);
+    const ports = portsOf(stack.description.endpoints);
     const pids = Object.values(stack.pids());
     await stack.stop();
     expect(existsSync(stackFilePath(data.dir))).toBe(false);
@@ -141,57 +145,31 @@ describe('the launcher', () => {
   });
 
   it('`taskstack start` stops cleanly on SIGINT', async () => {
-    const cli = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        join(import.meta.dirname, 'cli.ts'),
-        'start',
-        '--data-dir',
-        data.dir,
-        '--free-ports',
-      ],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const started = spawn(process.execPath, cli('start', '--data-dir', data.dir, '--free-ports'), {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     const collect = (chunk: Buffer) => {
       output += chunk;
     };
-    cli.stdout.on('data', collect);
-    cli.stderr.on('data', collect);
+    started.stdout.on('data', collect);
+    started.stderr.on('data', collect);
     await expect.poll(() => output, { timeout: 20_000 }).toContain('taskstack is ready');
-    const ports = Object.values(readStackFile().endpoints as Record<string, Record<string, string>>)
-      .flatMap((endpoints) => Object.values(endpoints))
-      .filter((value) => /^\w+:\/\/127\.0\.0\.1:\d+/.test(value))
-      .map(portOf);
+    const ports = portsOf(readStackFile().endpoints);
     expect(ports.length).toBeGreaterThanOrEqual(componentNames.length);
 
     // While it runs, the same CLI lists the host keys, as `az functionapp keys list` would.
-    const keys = spawnSync(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        join(import.meta.dirname, 'cli.ts'),
-        'functions',
-        'keys',
-        'list',
-        '--data-dir',
-        data.dir,
-      ],
-      { encoding: 'utf8' },
-    );
+    const keys = spawnSync(process.execPath, cli('functions', 'keys', 'list', '--data-dir', data.dir), {
+      encoding: 'utf8',
+    });
     expect(keys.status, keys.stderr).toBe(0);
     expect(JSON.parse(keys.stdout)).toMatchObject({
       functionKeys: { default: readStackFile().functionKey },
       masterKey: readStackFile().masterKey,
     });
 
-    const exited = new Promise<number | null>((resolve) => cli.once('exit', resolve));
-    cli.kill('SIGINT');
+    const exited = new Promise<number | null>((resolve) => started.once('exit', resolve));
+    started.kill('SIGINT');
     expect(await exited).toBe(0);
     expect(output).toContain('stopped.');
     expect(existsSync(stackFilePath(data.dir))).toBe(false);

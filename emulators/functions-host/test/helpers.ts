@@ -1,6 +1,7 @@
 /** Helpers shared by the functions host's tests. */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { type ComponentUnderTest, startComponent } from '../../core/testing.ts';
 import type { LogEntry } from '../logs.ts';
 
 export const appPath = (name: string) => fileURLToPath(new URL(`./${name}/`, import.meta.url));
@@ -26,4 +27,25 @@ export async function waitFor<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/**
+ * The CommonJS test app in a host of its own, keys in files (these suites run without storage; the
+ * blob suite covers `azure-webjobs-secrets`), with two settings that show their precedence.
+ */
+export function startCjsHost(dataDir: string, logFile: string): Promise<ComponentUnderTest> {
+  return startComponent(
+    'functions',
+    {
+      port: 0,
+      appDir: appPath('app-cjs'),
+      logFile,
+      settings: {
+        AzureWebJobsSecretStorageType: 'files',
+        FROM_SETTINGS: 'settings',
+        OVERRIDDEN: 'from settings',
+      },
+    },
+    dataDir,
+  );
 }
