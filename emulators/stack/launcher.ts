@@ -11,6 +11,7 @@ import { ComponentProcess } from './component.ts';
 import { Console } from './console.ts';
 import { startControlServer } from './control.ts';
 import { parseStackOptions, type StackOptionsInput } from './options.ts';
+import { inOrder } from './order.ts';
 import { assignPorts, DEFAULT_PORTS, type PortName } from './ports.ts';
 import { removeStackFile, runningStack, type StackDescription, writeStackFile } from './stackfile.ts';
 import { wire } from './wiring.ts';
@@ -92,37 +93,21 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
     : Promise.resolve();
 
   const byName = new Map(components.map((component) => [component.name, component]));
-  // The reverse of the start order: a component stops before those it started after. The functions
-  // host releases its Event Hubs partitions through blob storage as it stops; with Azurite already
-  // gone, the storage SDK's retries outlast the stop grace and the host gets killed.
-  const stopping = new Map<string, Promise<void>>();
-  const stopInOrder = (component: ComponentProcess): Promise<void> => {
-    let done = stopping.get(component.name);
-    if (!done) {
-      const dependents = components.filter((other) =>
-        wiring.startAfter[other.name]?.includes(component.name),
-      );
-      done = Promise.all(dependents.map(stopInOrder)).then(() => component.stop());
-      stopping.set(component.name, done);
-    }
-    return done;
-  };
-  const stopAll = () => Promise.all(components.map(stopInOrder));
-  const started = new Map<string, Promise<void>>();
   // Each component starts as soon as those it must wait for (wiring.startAfter) answer.
-  const startInOrder = (component: ComponentProcess): Promise<void> => {
-    let done = started.get(component.name);
-    if (!done) {
-      const after = (wiring.startAfter[component.name] ?? []).flatMap((name) => byName.get(name) ?? []);
-      const prerequisites = [...after.map(startInOrder), component.name === 'functions' ? built : undefined];
-      done = Promise.all(prerequisites).then(() => launchOne(component));
-      started.set(component.name, done);
-    }
-    return done;
-  };
+  const prerequisites = (component: ComponentProcess) =>
+    (wiring.startAfter[component.name] ?? []).flatMap((name) => byName.get(name) ?? []);
+  // Stopping runs the other way: a component stops before those it started after. The functions host
+  // releases its Event Hubs partitions through blob storage as it stops; with Azurite already gone,
+  // the storage SDK's retries would outlast the stop grace and the host would be killed.
+  const dependents = (component: ComponentProcess) =>
+    components.filter((other) => prerequisites(other).includes(component));
+  const stopAll = () => inOrder(components, dependents, (component) => component.stop());
   let control: Awaited<ReturnType<typeof startControlServer>> | undefined;
   try {
-    await Promise.all(components.map(startInOrder));
+    await inOrder(components, prerequisites, async (component) => {
+      if (component.name === 'functions') await built;
+      await launchOne(component);
+    });
   } catch (error) {
     await stopAll();
     throw error;
