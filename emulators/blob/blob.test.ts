@@ -78,6 +78,15 @@ describe('blob storage (Azurite) through @azure/storage-blob', () => {
     await service.getProperties();
   });
 
+  it("answers an unknown container or blob with the storage service's own 404 codes", async () => {
+    const missing = service.getContainerClient('no-such-container').getBlobClient('a.txt');
+    await expect(missing.download()).rejects.toMatchObject({ statusCode: 404, code: 'ContainerNotFound' });
+    await service.getContainerClient('attachments').createIfNotExists();
+    const absent = service.getContainerClient('attachments').getBlobClient('no/such.txt');
+    await expect(absent.getProperties()).rejects.toMatchObject({ statusCode: 404 });
+    await expect(absent.download()).rejects.toMatchObject({ statusCode: 404, code: 'BlobNotFound' });
+  });
+
   it('keeps data across a restart of the component', async () => {
     await service.getContainerClient('tasks').createIfNotExists();
     await upload('tasks', 'kept.json', '{"Id":"kept"}');

@@ -5,7 +5,7 @@
 import { loadEmulator } from '../registry.ts';
 import { StackClock } from './clock.ts';
 import type { RunningEmulator } from './emulator.ts';
-import type { FromComponent, ToComponent } from './ipc.ts';
+import { type FromComponent, NotFoundError, type ToComponent } from './ipc.ts';
 import { loadTopology } from './topology.ts';
 
 /**
@@ -45,7 +45,13 @@ async function reply(id: number, work: () => Promise<unknown>) {
   try {
     send({ type: 'reply', id, ok: true, result: await work() });
   } catch (error) {
-    send({ type: 'reply', id, ok: false, message: (error as Error).message });
+    send({
+      type: 'reply',
+      id,
+      ok: false,
+      message: (error as Error).message,
+      notFound: error instanceof NotFoundError,
+    });
   }
 }
 
@@ -84,7 +90,7 @@ process.on('message', async (message: ToComponent) => {
     case 'action':
       await reply(message.id, async () => {
         const action = running?.actions?.[message.action];
-        if (!action) throw new Error(`no action ${message.action}`);
+        if (!action) throw new NotFoundError(`no action ${message.action}`);
         return action(message.input);
       });
       break;

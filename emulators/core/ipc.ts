@@ -22,5 +22,8 @@ export type FromComponent =
   | { type: 'ready'; endpoints: Record<string, string> }
   | { type: 'failed'; message: string }
   | { type: 'reply'; id: number; ok: true; result?: unknown }
-  | { type: 'reply'; id: number; ok: false; message: string }
+  | { type: 'reply'; id: number; ok: false; message: string; notFound?: boolean }
   | { type: 'stopped' };
+
+/** A component or action that does not exist: the control API answers 404 for it. */
+export class NotFoundError extends Error {}

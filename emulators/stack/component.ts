@@ -2,7 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import type { FromComponent, ToComponent } from '../core/ipc.ts';
+import { type FromComponent, NotFoundError, type ToComponent } from '../core/ipc.ts';
 import type { Console } from './console.ts';
 
 /** Where a component process starts: the TypeScript entry under tsx, or the compiled one on bare Node. */
@@ -69,7 +69,10 @@ export class ComponentProcess {
           const waiter = this.#pending.get(message.id);
           this.#pending.delete(message.id);
           if (message.ok) waiter?.resolve(message.result);
-          else waiter?.reject(new Error(message.message));
+          else
+            waiter?.reject(
+              message.notFound ? new NotFoundError(message.message) : new Error(message.message),
+            );
         }
       });
       child.once('exit', (code, signal) => {

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { sameKey } from '../core/compare.ts';
 import { BodyTooLargeError, close, listen, readBody, sendJson } from '../core/http.ts';
+import { NotFoundError } from '../core/ipc.ts';
 import type { Stack } from './launcher.ts';
 
 export const CONTROL_KEY_HEADER = 'x-taskstack-key';
@@ -55,11 +56,13 @@ export async function startControlServer(port: number, stack: Stack) {
       sendJson(res, status, body);
     } catch (error) {
       const status =
-        error instanceof BodyTooLargeError
-          ? 413
-          : error instanceof SyntaxError || error instanceof TypeError
-            ? 400
-            : 500;
+        error instanceof NotFoundError
+          ? 404
+          : error instanceof BodyTooLargeError
+            ? 413
+            : error instanceof SyntaxError || error instanceof TypeError
+              ? 400
+              : 500;
       sendJson(res, status, { error: (error as Error).message });
     }
   });

@@ -88,6 +88,22 @@ describe('the launcher', () => {
       body: '{',
     });
     expect(garbage.status).toBe(400);
+    const unknown = await fetch(`${controlUrl}/no/such/thing`, {
+      headers: { [CONTROL_KEY_HEADER]: masterKey },
+    });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ error: 'no control operation GET /no/such/thing' });
+    const noAction = await fetch(`${controlUrl}/components/blob/noSuchAction`, {
+      method: 'POST',
+      headers: { [CONTROL_KEY_HEADER]: masterKey },
+    });
+    expect(noAction.status).toBe(404);
+    expect(await noAction.json()).toEqual({ error: 'no action noSuchAction' });
+    const noComponent = await fetch(`${controlUrl}/components/nothing/runLifecycle`, {
+      method: 'POST',
+      headers: { [CONTROL_KEY_HEADER]: masterKey },
+    });
+    expect(noComponent.status).toBe(404);
   });
 
   it('restarts a component that dies', async () => {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { loadTls } from '../core/ca.ts';
 import { StackClock } from '../core/clock.ts';
 import { readJsonIfExists, writeFileAtomic } from '../core/files.ts';
+import { NotFoundError } from '../core/ipc.ts';
 import { loadSecrets } from '../core/secrets.ts';
 import { loadTopology } from '../core/topology.ts';
 import { type ComponentName, componentNames } from '../registry.ts';
@@ -157,7 +158,7 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
     },
     action(component, action, actionInput) {
       const target = byName.get(component);
-      if (!target) return Promise.reject(new Error(`unknown component ${component}`));
+      if (!target) return Promise.reject(new NotFoundError(`no component ${component} is running`));
       return target.request({ type: 'action', action, input: actionInput });
     },
     pids() {
