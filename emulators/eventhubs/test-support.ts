@@ -7,7 +7,7 @@ import {
   type SubscribeOptions,
 } from '@azure/event-hubs';
 import type { EmulatorContext, RunningEmulator } from '../core/emulator.ts';
-import { startEmulator, testContext, testDataDir } from '../core/testing.ts';
+import { waitFor as coreWaitFor, startEmulator, testContext, testDataDir } from '../core/testing.ts';
 import eventhubs from './index.ts';
 
 export const HUB = 'taskevents';
@@ -27,14 +27,9 @@ export async function startEventHubs(opts: { inMemory?: boolean } = {}): Promise
   return { running, context, connectionString: running.endpoints.connectionString as string, dir, remove };
 }
 
-/** Polls `check` until it holds; fails with `what` after `timeoutMs`. */
-export async function waitFor(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+/** Polls `check` until it holds; fails with `what` after `timeoutMs` (core's waitFor, check first). */
+export const waitFor = (check: () => boolean, what: string, timeoutMs?: number): Promise<unknown> =>
+  coreWaitFor(what, check, timeoutMs);
 
 /** A running subscription to one partition that records events and errors as they arrive. */
 export interface Recording {

@@ -2,8 +2,14 @@
 import { join } from 'node:path';
 import { type Container, CosmosClient } from '@azure/cosmos';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ComponentUnderTest, startComponent, testContext, testDataDir } from '../core/testing.ts';
-import { appPath, readLog, waitFor } from './test/helpers.ts';
+import {
+  type ComponentUnderTest,
+  startComponent,
+  testContext,
+  testDataDir,
+  waitFor,
+} from '../core/testing.ts';
+import { appPath, readLog } from './test/helpers.ts';
 
 /** Never contacted: these tests use the account key, not Entra tokens. */
 const NO_IDENTITY = { issuer: 'https://127.0.0.1:9/none/v2.0', jwksUri: 'https://127.0.0.1:9/none/keys' };

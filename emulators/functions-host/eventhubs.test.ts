@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { EventHubProducerClient } from '@azure/event-hubs';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ComponentUnderTest, startComponent, testDataDir } from '../core/testing.ts';
-import { appPath, readLog, waitFor } from './test/helpers.ts';
+import { type ComponentUnderTest, startComponent, testDataDir, waitFor } from '../core/testing.ts';
+import { appPath, readLog } from './test/helpers.ts';
 
 const data = testDataDir();
 const logFile = join(data.dir, 'logs', 'functions.jsonl');

@@ -2,8 +2,8 @@
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ComponentUnderTest, testDataDir } from '../core/testing.ts';
-import { readLog, startCjsHost, waitFor } from './test/helpers.ts';
+import { type ComponentUnderTest, testDataDir, waitFor } from '../core/testing.ts';
+import { readLog, startCjsHost } from './test/helpers.ts';
 
 const data = testDataDir();
 const logFile = join(data.dir, 'logs', 'functions.jsonl');

@@ -1,8 +1,8 @@
 /** HTTP streaming apps: requests proxied unbuffered to the app's own proxy, responses streamed back as written. */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ComponentUnderTest, startComponent, testDataDir } from '../core/testing.ts';
-import { appPath, readLog, waitFor } from './test/helpers.ts';
+import { type ComponentUnderTest, startComponent, testDataDir, waitFor } from '../core/testing.ts';
+import { appPath, readLog } from './test/helpers.ts';
 
 const data = testDataDir();
 const logFile = join(data.dir, 'logs', 'functions.jsonl');

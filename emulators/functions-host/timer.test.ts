@@ -2,8 +2,14 @@
 import { join } from 'node:path';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ComponentUnderTest, startComponent, testContext, testDataDir } from '../core/testing.ts';
-import { appPath, readLog, waitFor } from './test/helpers.ts';
+import {
+  type ComponentUnderTest,
+  startComponent,
+  testContext,
+  testDataDir,
+  waitFor,
+} from '../core/testing.ts';
+import { appPath, readLog } from './test/helpers.ts';
 
 const FIVE_MINUTES = 5 * 60_000;
 const data = testDataDir();

@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { testDataDir } from '../../emulators/core/testing.ts';
+import { testDataDir, waitFor } from '../../emulators/core/testing.ts';
 import { type Stack, start } from '../../emulators/stack/launcher.ts';
 
 export const CORE_COMPONENTS = ['identity', 'blob', 'cosmos', 'keyvault', 'functions'];
@@ -74,20 +74,16 @@ export async function startAppStack(options: AppStackOptions = {}): Promise<AppS
       return `${baseUrl}/api/${path}?${new URLSearchParams({ ...query, code: functionKey })}`;
     },
     logs: readLog,
-    async waitForLog(match, timeoutMs = 15_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const found = readLog().find(match);
-        if (found) return found;
-        if (Date.now() > deadline) {
+    waitForLog(match, timeoutMs = 15_000) {
+      return waitFor('a matching function log entry', () => readLog().find(match), timeoutMs).catch(
+        (error: Error) => {
           const tail = readLog()
             .slice(-15)
             .map((entry) => entry.message)
             .join('\n');
-          throw new Error(`no matching function log entry within ${timeoutMs} ms; last entries:\n${tail}`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+          throw new Error(`${error.message}; last entries:\n${tail}`);
+        },
+      );
     },
     allLogText() {
       const dir = join(data.dir, 'logs');

@@ -14,21 +14,6 @@ export function readLog(path: string): LogEntry[] {
     .map((line) => JSON.parse(line) as LogEntry);
 }
 
-/** Polls `probe` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
-export async function waitFor<T>(
-  what: string,
-  probe: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 /**
  * The CommonJS test app in a host of its own, keys in files (these suites run without storage; the
  * blob suite covers `azure-webjobs-secrets`), with two settings that show their precedence.
