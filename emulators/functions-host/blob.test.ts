@@ -6,14 +6,8 @@ import { join } from 'node:path';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StackSecrets } from '../core/secrets.ts';
-import {
-  type ComponentUnderTest,
-  startComponent,
-  testContext,
-  testDataDir,
-  waitFor,
-} from '../core/testing.ts';
-import { appPath, readLog } from './test/helpers.ts';
+import { type ComponentUnderTest, testContext, testDataDir, waitFor } from '../core/testing.ts';
+import { hostIdOf, readLog, startCjsHostOnBlob } from './test/helpers.ts';
 
 const data = testDataDir();
 const logFile = join(data.dir, 'logs', 'functions.jsonl');
@@ -37,25 +31,12 @@ const names = async (container: string, prefix?: string) => {
 };
 
 beforeAll(async () => {
-  blob = await startComponent('blob', { port: 0 }, data.dir);
-  const connectionString = blob.endpoints.connectionString as string;
-  storage = BlobServiceClient.fromConnectionString(connectionString);
+  const started = await startCjsHostOnBlob(data.dir, logFile);
+  ({ blob, host } = started);
+  storage = BlobServiceClient.fromConnectionString(started.connectionString);
   await storage.getContainerClient('tasks').createIfNotExists();
-  host = await startComponent(
-    'functions',
-    {
-      port: 0,
-      appDir: appPath('app-cjs'),
-      logFile,
-      settings: { AzureWebJobsStorage: connectionString, StorageConnection: connectionString },
-    },
-    data.dir,
-  );
   secrets = (await testContext(data.dir)).secrets;
-  const status = await fetch(`${base()}/admin/host/status`, {
-    headers: { 'x-functions-key': secrets.masterKey },
-  });
-  hostId = ((await status.json()) as { id: string }).id;
+  hostId = await hostIdOf(host, secrets.masterKey);
 });
 
 afterAll(async () => {

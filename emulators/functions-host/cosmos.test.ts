@@ -9,7 +9,7 @@ import {
   testDataDir,
   waitFor,
 } from '../core/testing.ts';
-import { appPath, readLog } from './test/helpers.ts';
+import { appPath, hostIdOf, readLog } from './test/helpers.ts';
 
 /** Never contacted: these tests use the account key, not Entra tokens. */
 const NO_IDENTITY = { issuer: 'https://127.0.0.1:9/none/v2.0', jwksUri: 'https://127.0.0.1:9/none/keys' };
@@ -45,10 +45,7 @@ beforeAll(async () => {
     { port: 0, appDir: appPath('app-esm'), logFile, settings },
     data.dir,
   );
-  const status = await fetch(`${host.endpoints.baseUrl}/admin/host/status`, {
-    headers: { 'x-functions-key': secrets.masterKey },
-  });
-  hostId = ((await status.json()) as { id: string }).id;
+  hostId = await hostIdOf(host, secrets.masterKey);
 });
 
 afterAll(async () => {

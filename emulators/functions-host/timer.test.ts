@@ -2,14 +2,8 @@
 import { join } from 'node:path';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type ComponentUnderTest,
-  startComponent,
-  testContext,
-  testDataDir,
-  waitFor,
-} from '../core/testing.ts';
-import { appPath, readLog } from './test/helpers.ts';
+import { type ComponentUnderTest, testContext, testDataDir, waitFor } from '../core/testing.ts';
+import { hostIdOf, readLog, startCjsHostOnBlob } from './test/helpers.ts';
 
 const FIVE_MINUTES = 5 * 60_000;
 const data = testDataDir();
@@ -36,20 +30,11 @@ const readStatus = async () =>
   ) as ScheduleStatus;
 
 beforeAll(async () => {
-  blob = await startComponent('blob', { port: 0 }, data.dir);
-  const connectionString = blob.endpoints.connectionString as string;
-  storage = BlobServiceClient.fromConnectionString(connectionString);
-  const settings = { AzureWebJobsStorage: connectionString, StorageConnection: connectionString };
-  host = await startComponent(
-    'functions',
-    { port: 0, appDir: appPath('app-cjs'), logFile, settings },
-    data.dir,
-  );
+  const started = await startCjsHostOnBlob(data.dir, logFile);
+  ({ blob, host } = started);
+  storage = BlobServiceClient.fromConnectionString(started.connectionString);
   masterKey = (await testContext(data.dir)).secrets.masterKey;
-  const status = await fetch(`${host.endpoints.baseUrl}/admin/host/status`, {
-    headers: { 'x-functions-key': masterKey },
-  });
-  statusPath = `timers/${((await status.json()) as { id: string }).id}/Host.Functions.tick/status`;
+  statusPath = `timers/${await hostIdOf(host, masterKey)}/Host.Functions.tick/status`;
 });
 
 afterAll(async () => {

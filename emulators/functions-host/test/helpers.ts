@@ -34,3 +34,27 @@ export function startCjsHost(dataDir: string, logFile: string): Promise<Componen
     dataDir,
   );
 }
+
+/** The host id the running host reports (`GET /admin/host/status`, master key). */
+export async function hostIdOf(host: ComponentUnderTest, masterKey: string): Promise<string> {
+  const status = await fetch(`${host.endpoints.baseUrl}/admin/host/status`, {
+    headers: { 'x-functions-key': masterKey },
+  });
+  return ((await status.json()) as { id: string }).id;
+}
+
+/** Blob storage, then the CommonJS test app with it as AzureWebJobsStorage and StorageConnection. */
+export async function startCjsHostOnBlob(
+  dataDir: string,
+  logFile: string,
+): Promise<{ blob: ComponentUnderTest; host: ComponentUnderTest; connectionString: string }> {
+  const blob = await startComponent('blob', { port: 0 }, dataDir);
+  const connectionString = blob.endpoints.connectionString as string;
+  const settings = { AzureWebJobsStorage: connectionString, StorageConnection: connectionString };
+  const host = await startComponent(
+    'functions',
+    { port: 0, appDir: appPath('app-cjs'), logFile, settings },
+    dataDir,
+  );
+  return { blob, host, connectionString };
+}
