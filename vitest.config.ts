@@ -14,8 +14,12 @@ export default defineConfig({
     include: ['{emulators,system,gateway-sim,contracts,scenarios}/**/*.test.ts'],
     // Test files start real processes; two cores, so at most two files at once.
     maxWorkers: 2,
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Generous: they only bound a hang. Tests wait on state, and a busy shared machine can make a stack
+    // start or stop take many times its usual second.
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
     env: { PACT_DO_NOT_TRACK: 'true' },
+    // TASKSTACK_TARGET=compose runs the suite's targets against docker-compose.yml (system/deploy/README.md).
+    globalSetup: process.env.TASKSTACK_TARGET === 'compose' ? ['system/deploy/compose-setup.ts'] : [],
   },
 });

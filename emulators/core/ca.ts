@@ -33,7 +33,7 @@ async function importKey(pem: string): Promise<CryptoKey> {
   return webcrypto.subtle.importKey('pkcs8', der, algorithm, true, ['sign']);
 }
 
-async function issueServerCert(caCert: x509.X509Certificate, caKey: CryptoKey) {
+async function issueServerCert(caCert: x509.X509Certificate, caKey: CryptoKey, hosts: string[]) {
   const keys = await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify']);
   const notAfter = new Date(Date.now() + 365 * DAY);
   const cert = await x509.X509CertificateGenerator.create({
@@ -58,6 +58,7 @@ async function issueServerCert(caCert: x509.X509Certificate, caKey: CryptoKey) {
         { type: 'ip', value: '127.0.0.1' },
         { type: 'ip', value: '::1' },
         { type: 'dns', value: 'localhost' },
+        ...hosts.map((value) => ({ type: 'dns' as const, value })),
       ]),
     ],
   });
@@ -68,7 +69,7 @@ async function issueServerCert(caCert: x509.X509Certificate, caKey: CryptoKey) {
   };
 }
 
-async function createCa(): Promise<StoredCa> {
+async function createCa(hosts: string[]): Promise<StoredCa> {
   const keys = await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify']);
   const caCert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: '01',
@@ -82,25 +83,29 @@ async function createCa(): Promise<StoredCa> {
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
     ],
   });
-  const server = await issueServerCert(caCert, keys.privateKey);
+  const server = await issueServerCert(caCert, keys.privateKey, hosts);
   return { ca: caCert.toString('pem'), caKey: await pemKey(keys.privateKey), ...server };
 }
 
 /**
  * Returns the data directory's CA and server certificate, creating the CA once and re-issuing the
  * server certificate when it comes within a week of expiry. Private keys are written with mode 0600.
+ * `hosts`: further DNS names for the certificate (docker-compose's service names).
  */
-export async function loadTls(dataDir: string): Promise<TlsMaterial & { caPath: string }> {
+export async function loadTls(
+  dataDir: string,
+  hosts: string[] = [],
+): Promise<TlsMaterial & { caPath: string }> {
   const path = join(dataDir, 'ca', 'ca.json');
   const caPath = join(dataDir, 'ca', 'ca.pem');
   let stored = readJsonIfExists<StoredCa>(path);
   let changed = true;
   if (!stored) {
-    stored = await createCa();
+    stored = await createCa(hosts);
   } else if (Date.parse(stored.certNotAfter) - Date.now() < 7 * DAY) {
     stored = {
       ...stored,
-      ...(await issueServerCert(new x509.X509Certificate(stored.ca), await importKey(stored.caKey))),
+      ...(await issueServerCert(new x509.X509Certificate(stored.ca), await importKey(stored.caKey), hosts)),
     };
   } else {
     changed = false;

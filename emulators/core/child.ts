@@ -26,7 +26,8 @@ process.on('exit', flushOutput);
 // What was printed before a message (ready, a reply) goes out before it, as when every line was written at once.
 const send = (message: FromComponent) => {
   flushOutput();
-  process.send?.(message);
+  // Once the launcher is gone there is no one to tell (a send would fail with an error event).
+  if (process.connected) process.send?.(message);
 };
 const clock = new StackClock();
 let running: RunningEmulator | undefined;
@@ -60,7 +61,7 @@ process.on('message', async (message: ToComponent) => {
     case 'start':
       try {
         clock.replaceShifts(message.shifts);
-        const emulator = await loadEmulator(message.name);
+        const emulator = await loadEmulator(message.emulator);
         const options = emulator.options.parse(message.options);
         running = await emulator.start(options, {
           stateDir: message.stateDir,
@@ -85,7 +86,10 @@ process.on('message', async (message: ToComponent) => {
       await reply(message.id, async () => undefined);
       break;
     case 'health':
-      await reply(message.id, async () => running?.health());
+      await reply(message.id, async () => {
+        if (!running) throw new Error('still starting');
+        return running.health();
+      });
       break;
     case 'action':
       await reply(message.id, async () => {
@@ -99,7 +103,16 @@ process.on('message', async (message: ToComponent) => {
   }
 });
 
-// The launcher went away (even by SIGKILL): never outlive it.
-process.on('disconnect', () => void stop(0));
+/** How long a component whose launcher is gone may spend saving its state before it exits anyway. */
+const ORPHAN_GRACE_MS = 800;
+
+// The launcher went away (even by SIGKILL): never outlive it, nor hold its ports for a restart of the
+// stack. The stop gets a short grace (a functions host draining connections could take minutes).
+process.on('disconnect', () => {
+  setTimeout(() => process.exit(1), ORPHAN_GRACE_MS).unref();
+  void stop(0);
+});
+// A signal sent to this process alone (the components run in their own process group, out of reach
+// of a terminal's Ctrl-C): stop; the launcher sees the exit and restarts it.
 process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));

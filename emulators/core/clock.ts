@@ -12,6 +12,37 @@ export interface ClockShift {
   offsetMs: number;
 }
 
+/**
+ * The latest stack time: the end of year 9999, the last instant Azure's services (.NET's DateTime) and
+ * HTTP dates can express; far past it, JavaScript dates themselves become invalid.
+ */
+export const LATEST_STACK_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * A clock history as read from clock.json: the valid prefix of the shifts (finite, in order, offsets
+ * only growing, never past the latest stack time) and, when something had to be dropped, why.
+ */
+export function checkShifts(input: unknown): { shifts: ClockShift[]; problem?: string } {
+  if (!Array.isArray(input)) return { shifts: [], problem: 'it is not a list of clock shifts' };
+  const shifts: ClockShift[] = [];
+  for (const shift of input as unknown[]) {
+    const { since, offsetMs } = (shift ?? {}) as Partial<ClockShift>;
+    const previous = shifts.at(-1) ?? { since: 0, offsetMs: 0 };
+    if (
+      typeof since !== 'number' ||
+      typeof offsetMs !== 'number' ||
+      !(since >= previous.since && offsetMs >= previous.offsetMs) ||
+      !(Math.max(since, Date.now()) + offsetMs <= LATEST_STACK_TIME)
+    )
+      return {
+        shifts,
+        problem: `shift ${shifts.length + 1} of ${input.length} is invalid: ${JSON.stringify(shift)}`,
+      };
+    shifts.push({ since, offsetMs });
+  }
+  return { shifts };
+}
+
 export class StackClock extends EventEmitter<{ change: [] }> {
   #shifts: ClockShift[];
 
@@ -47,9 +78,11 @@ export class StackClock extends EventEmitter<{ change: [] }> {
     return realMs + offset;
   }
 
-  /** Moves the clock forward by `ms` (never backward). */
+  /** Moves the clock forward by `ms` (never backward, never past {@link LATEST_STACK_TIME}). */
   advance(ms: number): void {
     if (!Number.isFinite(ms) || ms < 0) throw new RangeError('the stack clock only moves forward');
+    if (this.now() + ms > LATEST_STACK_TIME)
+      throw new RangeError(`the stack clock cannot go past ${new Date(LATEST_STACK_TIME).toISOString()}`);
     this.replaceShifts([...this.#shifts, { since: Date.now(), offsetMs: this.offsetMs + ms }]);
   }
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadTls } from './ca.ts';
-import { StackClock } from './clock.ts';
+import { checkShifts, LATEST_STACK_TIME, StackClock } from './clock.ts';
 import { loadSecrets } from './secrets.ts';
 import { loadTopology } from './topology.ts';
 
@@ -91,5 +91,41 @@ describe('keys per data directory', () => {
     const given = await loadSecrets(dir, topology, 'my own key');
     expect(given.encryptionKey).toBe('my own key');
     expect({ ...given, encryptionKey: generated.encryptionKey }).toEqual(generated);
+  });
+});
+
+describe('clock history from clock.json', () => {
+  it('keeps the sound prefix of a damaged history and says what it dropped', () => {
+    const sound = [
+      { since: 1, offsetMs: 0 },
+      { since: 2, offsetMs: 60_000 },
+    ];
+    expect(checkShifts(sound)).toEqual({ shifts: sound });
+    expect(checkShifts('Unexpected end of JSON input')).toEqual({
+      shifts: [],
+      problem: 'it is not a list of clock shifts',
+    });
+    for (const bad of [
+      { since: 3, offsetMs: 1e300 },
+      { since: 3, offsetMs: 8.64e15 },
+      { since: 3, offsetMs: 1_000 }, // backwards
+      { since: 0, offsetMs: 120_000 }, // out of order
+      { since: 'x', offsetMs: 120_000 },
+      null,
+    ]) {
+      const checked = checkShifts([...sound, bad, { since: 4, offsetMs: 120_000 }]);
+      expect(checked.shifts, JSON.stringify(bad)).toEqual(sound);
+      expect(checked.problem).toBe(`shift 3 of 4 is invalid: ${JSON.stringify(bad)}`);
+    }
+  });
+
+  it('never moves past the end of year 9999', () => {
+    const clock = new StackClock();
+    expect(() => clock.advance(LATEST_STACK_TIME)).toThrow(
+      'the stack clock cannot go past 9999-12-31T23:59:59.999Z',
+    );
+    expect(clock.offsetMs).toBe(0);
+    clock.advance(LATEST_STACK_TIME - Date.now() - 60_000);
+    expect(clock.date().getUTCFullYear()).toBe(9999);
   });
 });

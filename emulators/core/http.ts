@@ -4,7 +4,7 @@ import {
   type Server as HttpsServer,
   type ServerOptions,
 } from 'node:https';
-import type { AddressInfo, Server as NetServer } from 'node:net';
+import { type AddressInfo, connect, type Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TlsMaterial } from './ca.ts';
 
@@ -15,6 +15,18 @@ export class PortInUseError extends Error {
   constructor(readonly port: number) {
     super(`port ${port} is already in use`);
   }
+}
+
+/** Whether something accepts TCP connections on the loopback port now. */
+export function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, LOOPBACK);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 }
 
 /** Listens on `host:port` (loopback by default) and resolves with the port actually bound. */

@@ -6,7 +6,10 @@ import type { StackSecrets } from './secrets.ts';
 export type ToComponent =
   | {
       type: 'start';
+      /** The component's name (an app's name, or the service's). */
       name: string;
+      /** The registry's emulator it runs (see emulators/registry.ts). */
+      emulator: string;
       options: unknown;
       stateDir: string | undefined;
       tls: TlsMaterial;

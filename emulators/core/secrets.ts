@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { readJsonIfExists, writeFileAtomic } from './files.ts';
@@ -10,6 +10,28 @@ export interface IdentitySecrets {
   clientId: string;
   /** The app's IDENTITY_HEADER: proves to the managed-identity endpoint which app is asking. */
   header: string;
+}
+
+/** An app registration's credentials: its application (client) id, secret, and object ids. */
+export interface ApplicationSecrets {
+  clientId: string;
+  clientSecret: string;
+  /** The service principal's object id: the `oid` of tokens the app gets for itself. */
+  principalId: string;
+}
+
+/** A test user's object id and password. */
+export interface UserSecrets {
+  objectId: string;
+  password: string;
+}
+
+/** The directory's generated half: by the topology's application and user names. */
+export interface DirectorySecrets {
+  applications: Record<string, ApplicationSecrets>;
+  users: Record<string, UserSecrets>;
+  /** Signs the sign-in provider's session cookies. */
+  cookieKey: string;
 }
 
 /** Keys generated once per data directory (`keys.json`, mode 0600). Never logged. */
@@ -24,11 +46,15 @@ export interface StackSecrets {
   eventGridExtensionKey: string;
   /** Access key of the Event Grid topic(s). */
   eventGridKey: string;
+  /** Primary key of the gateway's All-APIs subscription (stack.json's subscriptionKey). */
   subscriptionKey: string;
+  /** The gateway derives every other subscription key from this (gateway-sim/subscriptions.ts). */
+  gatewayKeySeed: string;
   encryptionKey: string;
   /** Private JWK (RS256) the identity emulator signs tokens with; others verify with its public half. */
   signingKey: JWK;
   identities: Record<string, IdentitySecrets>;
+  directory: DirectorySecrets;
 }
 
 const azureKey = () => randomBytes(64).toString('base64');
@@ -48,6 +74,7 @@ function randomSecrets(topology: Topology): Omit<StackSecrets, 'signingKey'> {
     masterKey: functionsKey(),
     eventGridExtensionKey: functionsKey(),
     subscriptionKey: randomBytes(16).toString('hex'),
+    gatewayKeySeed: randomBytes(32).toString('base64url'),
     encryptionKey: aesKeyText(),
     identities: Object.fromEntries(
       Object.keys(topology.identities).map((name) => [
@@ -55,6 +82,26 @@ function randomSecrets(topology: Topology): Omit<StackSecrets, 'signingKey'> {
         { principalId: randomUUID(), clientId: randomUUID(), header: randomBytes(24).toString('base64url') },
       ]),
     ),
+    directory: {
+      applications: Object.fromEntries(
+        Object.keys(topology.directory.applications).map((name) => [
+          name,
+          // 40 characters, as long as the secrets Entra generates.
+          {
+            clientId: randomUUID(),
+            clientSecret: randomBytes(30).toString('base64url'),
+            principalId: randomUUID(),
+          },
+        ]),
+      ),
+      users: Object.fromEntries(
+        Object.keys(topology.directory.users).map((name) => [
+          name,
+          { objectId: randomUUID(), password: `Tt1-${randomBytes(12).toString('base64url')}` },
+        ]),
+      ),
+      cookieKey: randomBytes(32).toString('base64url'),
+    },
   };
 }
 
@@ -79,6 +126,11 @@ export async function loadSecrets(
     ...fresh,
     ...stored,
     identities: { ...fresh.identities, ...stored?.identities },
+    directory: {
+      cookieKey: stored?.directory?.cookieKey ?? fresh.directory.cookieKey,
+      applications: { ...fresh.directory.applications, ...stored?.directory?.applications },
+      users: { ...fresh.directory.users, ...stored?.directory?.users },
+    },
     // An RSA key costs ~100 ms: only when there is none yet.
     signingKey: stored?.signingKey ?? (await signingKey()),
   };
@@ -86,4 +138,9 @@ export async function loadSecrets(
   if (JSON.stringify(secrets) !== JSON.stringify(stored))
     writeFileAtomic(path, JSON.stringify(secrets, null, 2));
   return secrets;
+}
+
+/** The secret web apps sign their cookies with: one-way from the master key, so per data directory. */
+export function sessionSecret(secrets: Pick<StackSecrets, 'masterKey'>): string {
+  return createHash('sha256').update(`session:${secrets.masterKey}`).digest('base64url');
 }

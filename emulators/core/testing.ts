@@ -1,4 +1,5 @@
 /** Helpers for tests that start one emulator in the test's own process, on a free port. */
+import { createHash, X509Certificate } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -7,7 +8,7 @@ import { createInterface } from 'node:readline';
 import { PassThrough } from 'node:stream';
 import { ComponentProcess } from '../stack/component.ts';
 import { Console } from '../stack/console.ts';
-import { loadTls } from './ca.ts';
+import { loadTls, type TlsMaterial } from './ca.ts';
 import { StackClock } from './clock.ts';
 import type { Emulator, EmulatorContext, RunningEmulator } from './emulator.ts';
 import { loadSecrets } from './secrets.ts';
@@ -109,6 +110,7 @@ export async function startComponent(
   const start = {
     type: 'start' as const,
     name,
+    emulator: name,
     options,
     stateDir: context.stateDir && join(context.stateDir, name),
     tls: context.tls,
@@ -128,7 +130,6 @@ export async function startComponent(
     return process;
   };
   let component = await launch();
-  let running = true;
   return {
     get endpoints() {
       return component.endpoints;
@@ -137,16 +138,13 @@ export async function startComponent(
     action: (action, input) => component.request({ type: 'action', action, input }),
     async advanceClock(ms) {
       context.clock.advance(ms);
-      start.shifts = [...context.clock.shifts];
-      if (running) await component.request({ type: 'clock', shifts: start.shifts });
+      await component.setClock(context.clock.shifts);
     },
     async stop() {
-      running = false;
       await component.stop();
     },
     async start() {
       component = await launch();
-      running = true;
     },
     kill: () => process.kill(component.pid ?? 0, 'SIGKILL'),
   };
@@ -176,7 +174,7 @@ export function useManagedIdentityEnv(endpoint: string, header: string | undefin
 export async function waitFor<T>(
   what: string,
   probe: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs = 10_000,
+  timeoutMs = 60_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -185,4 +183,23 @@ export async function waitFor<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/**
+ * Debian's chromium through playwright-core: headless, no sandbox, a fresh profile. Chromium ignores
+ * NODE_EXTRA_CA_CERTS, so it is told to accept the certificate that carries the stack's server key (by
+ * its SPKI hash) and no other; every other certificate is still verified as usual.
+ */
+export async function launchChromium(tls: Pick<TlsMaterial, 'cert'>) {
+  // Loaded on demand: most tests never open a browser.
+  const { chromium } = await import('playwright-core');
+  const spki = new X509Certificate(tls.cert).publicKey.export({ type: 'spki', format: 'der' });
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--no-sandbox',
+      `--ignore-certificate-errors-spki-list=${createHash('sha256').update(spki).digest('base64')}`,
+    ],
+  });
 }

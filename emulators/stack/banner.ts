@@ -4,8 +4,12 @@ import { type StackDescription, stackFilePath } from './stackfile.ts';
 export function banner(stack: StackDescription, startMs: number): string {
   const rows: [string, string | undefined][] = [
     ['Functions (baseUrl)', stack.baseUrl],
-    ['Web app (webBaseUrl)', stack.webBaseUrl],
+    ['Web app A (webBaseUrl)', stack.webBaseUrl],
+    ...Object.entries(stack.apps ?? {})
+      .filter(([name]) => name !== 'web' && !stack.baseUrl?.startsWith(stack.apps[name]?.url ?? '-'))
+      .map(([name, app]): [string, string] => [`App ${name}`, app.url]),
     ['Gateway (gatewayUrl)', stack.gatewayUrl],
+    ['Developer portal', stack.portalUrl],
     ['Identity (authUrl)', stack.authUrl],
     ['Blob storage', stack.endpoints.blob?.blob],
     ['Cosmos DB', stack.endpoints.cosmos?.cosmos],
@@ -15,6 +19,10 @@ export function banner(stack: StackDescription, startMs: number): string {
     ['function key', stack.functionKey],
     ['master key', stack.masterKey],
     ['subscription key', stack.subscriptionKey],
+    ...(stack.testUsers ?? []).map((user): [string, string] => [
+      'test user',
+      `${user.userPrincipalName} (password in stack.json)`,
+    ]),
     ['stack.json', stackFilePath(stack.dataDir)],
   ];
   const shown = rows.filter((row): row is [string, string] => row[1] !== undefined);

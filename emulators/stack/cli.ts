@@ -6,22 +6,43 @@
  *   taskstack clock advance --days N --hours N --minutes N --seconds N
  *   taskstack functions keys list|set|renew …   (see emulators/functions-host/cli.ts)
  *   taskstack status | stop | reset
+ *   taskstack deploy --resource-group RG [--dry-run]   (see system/deploy/deploy.ts)
+ *   taskstack conformance [--target FILE]              the documented-status table (contracts/)
+ *   taskstack scenario run <name|all> [--target FILE]  the end-to-end flows (scenarios/)
  */
+import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { deployCommand } from '../../system/deploy/deploy.ts';
+import { loadApps } from '../core/apps.ts';
 import { keysCommand } from '../functions-host/cli.ts';
 import { banner } from './banner.ts';
 import { CONTROL_KEY_HEADER } from './control.ts';
 import { start } from './launcher.ts';
 import { parseStackOptions } from './options.ts';
-import { DEFAULT_PORTS, type PortName } from './ports.ts';
-import { runningStack } from './stackfile.ts';
+import { stackPorts } from './ports.ts';
+import { processAlive, runningStack } from './stackfile.ts';
 
 const [command = 'start', ...rest] = process.argv.slice(2);
+
+/** Runs a script of the project with `args` in its own process; exits with its exit code. */
+function runScript(path: string, args: string[]): never {
+  const script = fileURLToPath(new URL(path, import.meta.url));
+  const run = spawnSync(process.execPath, ['--import', 'tsx', script, ...args], { stdio: 'inherit' });
+  process.exit(run.status ?? 1);
+}
+// Commands with flags of their own.
 if (command === 'functions') await functionsCommand(rest);
-const portFlags = Object.fromEntries(
-  Object.keys(DEFAULT_PORTS).map((name) => [`${name}-port`, { type: 'string' as const }]),
-);
+if (command === 'deploy') await deployCommand(rest);
+if (command === 'conformance') runScript('../../contracts/conformance.ts', rest);
+if (command === 'scenario') {
+  if (rest[0] !== 'run') fail('usage: taskstack scenario run <name|all> [--target FILE]');
+  runScript('../../scenarios/run.ts', rest.slice(1));
+}
+// --<component>-port N for every service and app.
+const portNames = Object.keys(stackPorts(loadApps()));
+const portFlags = Object.fromEntries(portNames.map((name) => [`${name}-port`, { type: 'string' as const }]));
 const { values, positionals } = parseArgs({
   args: rest,
   allowPositionals: true,
@@ -75,8 +96,8 @@ async function functionsCommand(argv: string[]): Promise<never> {
 }
 
 async function startCommand() {
-  const portOverrides: Partial<Record<PortName, number>> = {};
-  for (const name of Object.keys(DEFAULT_PORTS) as PortName[]) {
+  const portOverrides: Record<string, number> = {};
+  for (const name of portNames) {
     const flag = values[`${name}-port` as keyof typeof values];
     if (typeof flag === 'string') portOverrides[name] = Number(flag);
   }
@@ -96,45 +117,67 @@ async function startCommand() {
   console.log(banner(stack.description, performance.now() - began));
   let stopping = false;
   const shutdown = async () => {
-    if (stopping) process.exit(130); // a second Ctrl-C: do not wait any longer
+    // A second Ctrl-C changes nothing: the stop runs to its end (a component that does not stop within
+    // its grace is killed), so no process and no stack.json is left behind.
+    if (stopping) return console.log('still stopping…');
     stopping = true;
     console.log('stopping…');
     await stack.stop();
     console.log('stopped.');
     process.exit(0);
   };
-  process.on('SIGINT', shutdown);
-  process.on('SIGTERM', shutdown);
+  // SIGHUP: the terminal went away.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, shutdown);
+}
+
+/** `taskstack stop`: signals the launcher, then returns only once it has stopped everything. */
+async function stopCommand() {
+  const stack = runningStack(dataDir) ?? fail(`no stack is running on ${dataDir}`);
+  process.kill(stack.pid, 'SIGTERM');
+  // Bounded by the components' stop grace (15 s each, in order): two minutes means something is stuck.
+  const deadline = Date.now() + 120_000;
+  while (processAlive(stack.pid)) {
+    if (Date.now() > deadline) fail(`the stack (pid ${stack.pid}) has not stopped within two minutes`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  console.log(`stopped the stack on ${dataDir}.`);
+}
+
+/** `--days 1 --minutes 5` → `{ days: 1, minutes: 5 }`, each a finite number ≥ 0. */
+function clockAdvance(): Record<string, number> {
+  const units = (['days', 'hours', 'minutes', 'seconds'] as const).filter(
+    (unit) => values[unit] !== undefined,
+  );
+  if (!units.length)
+    fail('usage: taskstack clock advance [--days N] [--hours N] [--minutes N] [--seconds N]');
+  return Object.fromEntries(
+    units.map((unit) => {
+      const text = String(values[unit]).trim();
+      const value = Number(text);
+      if (!text || !Number.isFinite(value) || value < 0) fail(`--${unit} must be a number ≥ 0, not ${text}`);
+      return [unit, value];
+    }),
+  );
 }
 
 switch (command) {
   case 'start':
     await startCommand();
     break;
-  case 'status':
-    console.log(JSON.stringify(await control('GET', '/health'), null, 2));
-    break;
-  case 'clock':
-    if (positionals[0] !== 'advance') fail('usage: taskstack clock advance --minutes N');
-    console.log(
-      JSON.stringify(
-        await control(
-          'POST',
-          '/clock/advance',
-          Object.fromEntries(
-            (['days', 'hours', 'minutes', 'seconds'] as const)
-              .filter((unit) => values[unit] !== undefined)
-              .map((unit) => [unit, Number(values[unit])]),
-          ),
-        ),
-      ),
-    );
-    break;
-  case 'stop': {
-    const stack = runningStack(dataDir) ?? fail(`no stack is running on ${dataDir}`);
-    process.kill(stack.pid, 'SIGTERM');
+  case 'status': {
+    const health = (await control('GET', '/health')) as Record<string, string>;
+    console.log(JSON.stringify(health, null, 2));
+    // Scripts can rely on the exit code: non-zero when any component is down.
+    if (Object.values(health).some((state) => state !== 'ok')) process.exit(1);
     break;
   }
+  case 'clock':
+    if (positionals[0] !== 'advance') fail('usage: taskstack clock advance --minutes N');
+    console.log(JSON.stringify(await control('POST', '/clock/advance', clockAdvance())));
+    break;
+  case 'stop':
+    await stopCommand();
+    break;
   case 'reset':
     if (runningStack(dataDir)) fail(`a stack is running on ${dataDir}; stop it first`);
     rmSync(dataDir, { recursive: true, force: true });

@@ -25,7 +25,7 @@ const isStale = (source: string, target: string) => {
  * files are recompiled. Returns the compiled component entry point.
  */
 export async function compileEmulators(): Promise<string> {
-  const sources = await glob(['emulators/**/*.{ts,cjs}', 'system/topology.json'], {
+  const sources = await glob(['emulators/**/*.{ts,cjs}', 'gateway-sim/**/*.ts', 'system/topology.json'], {
     cwd: ROOT,
     ignore: ['**/*.test.ts', '**/test/**', '**/testing.ts', '**/bench.ts', 'emulators/stack/**'],
   });

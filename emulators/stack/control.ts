@@ -60,7 +60,7 @@ export async function startControlServer(port: number, stack: Stack) {
           ? 404
           : error instanceof BodyTooLargeError
             ? 413
-            : error instanceof SyntaxError || error instanceof TypeError
+            : error instanceof SyntaxError || error instanceof TypeError || error instanceof RangeError
               ? 400
               : 500;
       sendJson(res, status, { error: (error as Error).message });

@@ -1,39 +1,17 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { connect, createServer, type Server } from 'node:net';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testDataDir } from '../core/testing.ts';
-import { componentNames } from '../registry.ts';
 import { CONTROL_KEY_HEADER } from './control.ts';
 import { type Stack, start } from './launcher.ts';
 import { stackFilePath } from './stackfile.ts';
+import { accepts, alive, everyComponent, portsOf, runCli } from './test-support.ts';
 
 const data = testDataDir();
 afterAll(() => data.remove());
 
-/** Every port the stack's endpoints name. */
-const portsOf = (endpoints: Record<string, Record<string, string>>) =>
-  Object.values(endpoints)
-    .flatMap((named) => Object.values(named))
-    .filter((value) => /^\w+:\/\/127\.0\.0\.1:\d+/.test(value))
-    .map((url) => Number(new URL(url).port));
-/** `node --import tsx cli.ts …`: the CLI as `npm start` runs it. */
-const cli = (...args: string[]) => ['--import', 'tsx', join(import.meta.dirname, 'cli.ts'), ...args];
-const accepts = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => resolve(!socket.destroy()));
-    socket.once('error', () => resolve(false));
-  });
-const alive = (pid: number | undefined) => {
-  try {
-    return pid !== undefined && process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-};
 const readStackFile = () => JSON.parse(readFileSync(stackFilePath(data.dir), 'utf8'));
 
 describe('the launcher', () => {
@@ -47,19 +25,68 @@ describe('the launcher', () => {
       expect(file[field], field).toBeTruthy();
     }
     expect(Object.keys(file.connections)).toEqual(
-      expect.arrayContaining(['StorageConnection', 'AzureWebJobsStorage', 'DocumentDbConnection']),
+      expect.arrayContaining([
+        'StorageConnection',
+        'AzureWebJobsStorage',
+        'DocumentDbConnection',
+        'StreamHubConnection__fullyQualifiedNamespace',
+      ]),
     );
     expect(Object.keys(file.secrets).sort()).toEqual(['DocumentDbConnection', 'EncryptionKey']);
-    expect(Object.keys(file.endpoints).sort()).toEqual([...componentNames].sort());
+    expect(Object.keys(file.endpoints).sort()).toEqual(everyComponent.sort());
     for (const path of Object.values(file.logs as Record<string, string>))
       expect(existsSync(path), path).toBe(true);
-    expect(await stack.health()).toEqual(Object.fromEntries(componentNames.map((name) => [name, 'ok'])));
+    expect(await stack.health()).toEqual(Object.fromEntries(everyComponent.map((name) => [name, 'ok'])));
 
     // Each address answers on the wire.
     const urls = Object.values(file.endpoints as Record<string, Record<string, string>>)
       .flatMap((endpoints) => Object.values(endpoints))
       .filter((value) => /^https?:\/\//.test(value));
     for (const url of urls) expect(await fetch(url).then((r) => r.status), url).toBeGreaterThanOrEqual(200);
+  });
+
+  it('runs the apps of system/apps.json wired to each other: web app A, web app B signing in at the provider, both behind the gateway', async () => {
+    const { webBaseUrl, apps, testUsers } = readStackFile();
+    const listed = await fetch(`${webBaseUrl}/api/tasks`);
+    expect(listed.status).toBe(200);
+    expect(await listed.json()).toEqual([]);
+    // B sends a visitor to the provider with its registered redirect URI: the provider shows its sign-in page.
+    const index = await fetch(apps['web-b'].url, { redirect: 'manual' });
+    expect(index.status).toBe(302);
+    const authorize = new URL(index.headers.get('location') ?? '');
+    expect(authorize.origin).toBe(readStackFile().authUrl);
+    expect(authorize.searchParams.get('redirect_uri')).toBe(`${apps['web-b'].url}/signin-oidc`);
+    // Accepted (an unregistered redirect URI gets AADSTS50011's page): on to the provider's sign-in page.
+    const accepted = await fetch(authorize, { redirect: 'manual' });
+    expect(accepted.status, await accepted.clone().text()).toBe(303);
+    expect(new URL(accepted.headers.get('location') ?? '', authorize).pathname).toMatch(/^\/[\w-]+\/login\//);
+    // The gateway publishes both: the function app's managetask and web app A's task API.
+    const { gatewayUrl, subscriptionKey, portalUrl } = readStackFile();
+    expect(portalUrl).toBe(`${gatewayUrl}/developer`);
+    expect((await fetch(`${portalUrl}/`)).status).toBe(200);
+    const key = { 'Ocp-Gateway-Subscription-Key': subscriptionKey, 'content-type': 'application/json' };
+    const created = await fetch(`${gatewayUrl}/functions/managetask`, {
+      method: 'POST',
+      headers: key,
+      body: JSON.stringify({ Title: 'through the gateway' }),
+    });
+    expect(created.status).toBe(200);
+    expect((await created.json()).Title).toBe('through the gateway');
+    const viaWeb = await fetch(`${gatewayUrl}/web/api/tasks`, {
+      method: 'POST',
+      headers: key,
+      body: JSON.stringify({ title: 'web through the gateway' }),
+    });
+    expect(viaWeb.status).toBe(200);
+    expect(
+      (await (await fetch(`${webBaseUrl}/api/tasks`)).json()).map((t: { title: string }) => t.title),
+    ).toEqual(['web through the gateway']);
+    const keyless = await fetch(`${gatewayUrl}/web/api/tasks`);
+    expect(keyless.status).toBe(401);
+    expect(testUsers.map((user: { userPrincipalName: string }) => user.userPrincipalName)).toEqual([
+      'alice@taskstack.onmicrosoft.com',
+      'bob@taskstack.onmicrosoft.com',
+    ]);
   });
 
   it('serves the control API only with the master key, and moves the clock for every component', async () => {
@@ -110,9 +137,82 @@ describe('the launcher', () => {
     const before = stack.pids().blob;
     process.kill(before as number, 'SIGKILL');
     await expect
-      .poll(() => stack.pids().blob !== before && alive(stack.pids().blob), { timeout: 15_000 })
+      .poll(() => stack.pids().blob !== before && alive(stack.pids().blob), { timeout: 60_000 })
       .toBe(true);
-    await expect.poll(async () => (await stack.health()).blob, { timeout: 15_000 }).toBe('ok');
+    await expect.poll(async () => (await stack.health()).blob, { timeout: 60_000 }).toBe('ok');
+  });
+
+  it('gives up on a component that keeps dying; `taskstack status` then exits non-zero until it is back', async () => {
+    const status = () => runCli('status', '--data-dir', data.dir);
+    expect((await status()).status).toBe(0);
+    // The budget is three restarts a minute: each is waited for (health re-checked) before the next kill.
+    for (let restart = 1; restart <= 3; restart++) {
+      const before = stack.pids().eventgrid as number;
+      process.kill(before, 'SIGKILL');
+      await expect
+        .poll(async () => stack.pids().eventgrid !== before && (await stack.health()).eventgrid, {
+          timeout: 60_000,
+        })
+        .toBe('ok');
+    }
+    process.kill(stack.pids().eventgrid as number, 'SIGKILL');
+    await expect
+      .poll(async () => (await stack.health()).eventgrid, { timeout: 60_000 })
+      .toBe('eventgrid is not running');
+    const down = await status();
+    expect(down.status).toBe(1);
+    expect(JSON.parse(down.stdout)).toMatchObject({ eventgrid: 'eventgrid is not running', cosmos: 'ok' });
+
+    await stack.startComponent('eventgrid');
+    expect((await status()).status).toBe(0);
+  });
+
+  it('stops one component and starts it again on the same endpoints, without restarting it meanwhile', async () => {
+    const { eventgrid } = stack.description.endpoints;
+    const ports = portsOf({ eventgrid: eventgrid as Record<string, string> });
+    for (const port of ports) expect(await accepts(port)).toBe(true);
+    await stack.stopComponent('eventgrid');
+    for (const port of ports) expect(await accepts(port)).toBe(false);
+    expect((await stack.health()).eventgrid).toBe('eventgrid is not running');
+    await stack.startComponent('eventgrid');
+    expect((await stack.health()).eventgrid).toBe('ok');
+    await expect(stack.startComponent('nothing')).rejects.toThrow('no component nothing is running');
+  });
+
+  it('refuses a clock move past the year 9999, from the control API and the CLI, and keeps running', async () => {
+    const { controlUrl, masterKey } = stack.description;
+    const before = stack.clock.offsetMs;
+    for (const body of ['{"minutes": 1e300}', '{"days": 100000000}', '{"minutes": Infinity}']) {
+      const response = await fetch(`${controlUrl}/clock/advance`, {
+        method: 'POST',
+        headers: { [CONTROL_KEY_HEADER]: masterKey },
+        body,
+      });
+      expect(response.status, body).toBe(400);
+      expect((await response.json()).error, body).toMatch(
+        /cannot go past 9999-12-31T23:59:59.999Z|unknown or negative duration|JSON/,
+      );
+    }
+    const huge = await runCli('clock', 'advance', '--days', '100000000', '--data-dir', data.dir);
+    expect(huge.status).toBe(1);
+    expect(huge.stderr).toContain('taskstack: the stack clock cannot go past 9999-12-31T23:59:59.999Z');
+    const word = await runCli('clock', 'advance', '--days', 'many', '--data-dir', data.dir);
+    expect(word.status).toBe(1);
+    expect(word.stderr).toContain('taskstack: --days must be a number ≥ 0, not many');
+    expect(stack.clock.offsetMs).toBe(before);
+    expect(await stack.health()).toEqual(Object.fromEntries(everyComponent.map((name) => [name, 'ok'])));
+  });
+
+  it('keeps stack.json on the host keys: renewed ones replace the start-time ones', async () => {
+    const before = readStackFile().functionKey;
+    const renewed = (await stack.action('functions', 'renewKey', { keyName: 'default' })) as {
+      value: string;
+    };
+    expect(renewed.value).not.toBe(before);
+    expect(readStackFile().functionKey).toBe(renewed.value);
+    expect(stack.description.functionKey).toBe(renewed.value);
+    const keys = (await stack.action('functions', 'listKeys')) as { functionKeys: { default: string } };
+    expect(keys.functionKeys.default).toBe(renewed.value);
   });
 
   it('stops everything: each component exits by itself, nothing left listening or running, stack.json gone', async () => {
@@ -134,8 +234,17 @@ describe('the launcher', () => {
       expect(readFileSync(path, 'utf8'), name).not.toContain('did not stop within');
   });
 
-  it('keeps data across a restart on the same data directory', async () => {
+  it('keeps data (and renewed keys) across a restart on the same data directory, even with a damaged clock.json', async () => {
+    const { functionKey } = stack.description;
+    writeFileSync(
+      join(data.dir, 'clock.json'),
+      '[{"since": 1, "offsetMs": 0}, {"since": 2, "offsetMs": 1e300}',
+    );
     stack = await start({ dataDir: data.dir, ports: 'free', console: false });
+    expect(readStackFile().functionKey).toBe(functionKey);
+    expect(JSON.parse(readFileSync(join(data.dir, 'clock.json'), 'utf8'))).toEqual([]);
+    await stack.advanceClock(60_000);
+    expect(stack.clock.offsetMs).toBe(60_000);
     const blob = BlobServiceClient.fromConnectionString(
       stack.description.connections.StorageConnection as string,
     )
@@ -158,37 +267,5 @@ describe('the launcher', () => {
     await expect(attempt).rejects.toThrow(`port ${port} for cosmos is already in use`);
     squatter.close();
     expect(existsSync(stackFilePath(data.dir))).toBe(false);
-  });
-
-  it('`taskstack start` stops cleanly on SIGINT', async () => {
-    const started = spawn(process.execPath, cli('start', '--data-dir', data.dir, '--free-ports'), {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    const collect = (chunk: Buffer) => {
-      output += chunk;
-    };
-    started.stdout.on('data', collect);
-    started.stderr.on('data', collect);
-    await expect.poll(() => output, { timeout: 20_000 }).toContain('taskstack is ready');
-    const ports = portsOf(readStackFile().endpoints);
-    expect(ports.length).toBeGreaterThanOrEqual(componentNames.length);
-
-    // While it runs, the same CLI lists the host keys, as `az functionapp keys list` would.
-    const keys = spawnSync(process.execPath, cli('functions', 'keys', 'list', '--data-dir', data.dir), {
-      encoding: 'utf8',
-    });
-    expect(keys.status, keys.stderr).toBe(0);
-    expect(JSON.parse(keys.stdout)).toMatchObject({
-      functionKeys: { default: readStackFile().functionKey },
-      masterKey: readStackFile().masterKey,
-    });
-
-    const exited = new Promise<number | null>((resolve) => started.once('exit', resolve));
-    started.kill('SIGINT');
-    expect(await exited).toBe(0);
-    expect(output).toContain('stopped.');
-    expect(existsSync(stackFilePath(data.dir))).toBe(false);
-    for (const port of ports) expect(await accepts(port), `port ${port}`).toBe(false);
   });
 });

@@ -1,20 +1,28 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { loadApps } from '../core/apps.ts';
 import { loadTls } from '../core/ca.ts';
-import { StackClock } from '../core/clock.ts';
+import { checkShifts, StackClock } from '../core/clock.ts';
 import { readJsonIfExists, writeFileAtomic } from '../core/files.ts';
 import { NotFoundError } from '../core/ipc.ts';
 import { loadSecrets } from '../core/secrets.ts';
 import { loadTopology } from '../core/topology.ts';
-import { type ComponentName, componentNames } from '../registry.ts';
+import { loadDirectory, testUsers } from '../identity/directory.ts';
 import { compileEmulators } from './compile.ts';
 import { ComponentProcess } from './component.ts';
 import { Console } from './console.ts';
 import { startControlServer } from './control.ts';
 import { parseStackOptions, type StackOptionsInput } from './options.ts';
 import { inOrder } from './order.ts';
-import { assignPorts, DEFAULT_PORTS, type PortName } from './ports.ts';
-import { removeStackFile, runningStack, type StackDescription, writeStackFile } from './stackfile.ts';
+import { assignPorts, stackPorts } from './ports.ts';
+import {
+  clearStaleStack,
+  removeStackFile,
+  runningStack,
+  type StackDescription,
+  writeStackFile,
+} from './stackfile.ts';
 import { wire } from './wiring.ts';
 
 export interface Stack {
@@ -28,6 +36,10 @@ export interface Stack {
   pids(): Record<string, number | undefined>;
   /** Each component's health: `ok` or the reason it is not. */
   health(): Promise<Record<string, string>>;
+  /** Stops one component; it stays down (no restart) until `startComponent`. */
+  stopComponent(name: string): Promise<void>;
+  /** Starts a component stopped by `stopComponent`, on the same ports and data; resolves once healthy. */
+  startComponent(name: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -37,46 +49,58 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
   const { dataDir } = options;
   const other = runningStack(dataDir);
   if (other) throw new Error(`a stack is already running on ${dataDir} (pid ${other.pid}); stop it first`);
+  const stale = await clearStaleStack(dataDir);
 
   const began = performance.now();
   mkdirSync(join(dataDir, 'logs'), { recursive: true, mode: 0o700 });
   const topology = loadTopology();
+  const apps = loadApps(options.appsFile);
   const [tls, secrets] = await Promise.all([
     loadTls(dataDir),
     loadSecrets(dataDir, topology, options.encryptionKey),
   ]);
-  const ports = await assignPorts(
-    Object.keys(DEFAULT_PORTS) as PortName[],
-    options.ports,
-    options.portOverrides,
-  );
-  const wiring = wire(ports, secrets, dataDir, options.settings);
+  const ports = await assignPorts(stackPorts(apps), options.ports, options.portOverrides);
+  const wiring = wire(ports, secrets, dataDir, topology, apps, options.settings);
 
   // The clock's history is kept with the data so stack time never runs backwards across restarts.
   const clockPath = options.inMemory ? undefined : join(dataDir, 'clock.json');
-  const clock = new StackClock((clockPath && readJsonIfExists(clockPath)) || []);
-  const names = options.components ?? componentNames;
-  const unknown = names.filter((name) => !componentNames.includes(name as ComponentName));
+  const history = checkShifts(clockPath ? readClockFile(clockPath) : []);
+  const clock = new StackClock(history.shifts);
+  if (clockPath && history.problem) writeFileAtomic(clockPath, JSON.stringify(clock.shifts));
+  const known = wiring.components.map((plan) => plan.name);
+  const names = options.components ?? known;
+  const unknown = names.filter((name) => !known.includes(name));
   if (unknown.length)
-    throw new Error(`unknown component(s) ${unknown.join(', ')}; known: ${componentNames.join(', ')}`);
+    throw new Error(`unknown component(s) ${unknown.join(', ')}; known: ${known.join(', ')}`);
+  const plans = wiring.components.filter((plan) => names.includes(plan.name));
   const out = new Console(['stack', ...names], options.console ? process.stdout : null);
+  if (stale) out.line('stack', stale);
+  // A damaged clock.json must not stop a start: keep what is sound of the history, and say so.
+  if (history.problem)
+    out.problem(
+      'stack',
+      `${clockPath}: ${history.problem}; kept the ${history.shifts.length} shift(s) before it`,
+    );
   const env = { ...process.env, NODE_EXTRA_CA_CERTS: tls.caPath };
   const entry = { path: await compileEmulators(), execArgv: [] };
 
-  const logs: Record<string, string> = names.includes('functions')
-    ? { functions: wiring.options.functions.logFile }
-    : {};
-  const components = (names as ComponentName[]).map((name) => {
-    // The functions host's own console log sits beside its invocation log (logs.functions).
-    const logName = name === 'functions' ? 'functions-host' : name;
+  // The function app whose keys stack.json names (functionKey, masterKey).
+  const functionApp = plans.find((plan) => plan.emulator === 'functions')?.name;
+  const logs: Record<string, string> = {};
+  const components = plans.map((plan) => {
+    // A functions host's own console log sits beside its invocation log (logs.<app>, JSON lines).
+    const invocationLog = plan.options.logFile as string | undefined;
+    if (invocationLog) logs[plan.name] = invocationLog;
+    const logName = invocationLog ? `${plan.name}-host` : plan.name;
     logs[logName] = join(dataDir, 'logs', `${logName}.log`);
     return new ComponentProcess(
-      name,
+      plan.name,
       {
         type: 'start',
-        name,
-        options: wiring.options[name],
-        stateDir: options.inMemory ? undefined : join(dataDir, 'state', name),
+        name: plan.name,
+        emulator: plan.emulator,
+        options: plan.options,
+        stateDir: options.inMemory ? undefined : join(dataDir, 'state', plan.name),
         tls,
         secrets,
         shifts: [...clock.shifts],
@@ -85,18 +109,34 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
       logs[logName] as string,
       out,
       entry,
+      // At every (re)start: the endpoints the stack wired, and a health check that passes.
+      async (self, endpoints) => {
+        checkEndpoints(plan.name, endpoints, plan.expected);
+        await self.request({ type: 'health' });
+        if (plan.name === functionApp) await refreshKeys();
+      },
     );
   });
 
-  // Like an Azure Functions TypeScript project's prestart: the host runs the built JavaScript.
-  const built = names.includes('functions')
-    ? import('../../system/functions/build.ts').then(({ buildFunctionApp }) => buildFunctionApp())
-    : Promise.resolve();
+  // Like a project's prestart (`npm run build`): each app's host runs the built JavaScript.
+  // Once per folder: web apps A and B are one app deployed twice.
+  const buildsByDir = new Map<string, Promise<void>>();
+  const builds = new Map(
+    plans.flatMap(({ name, app }) => {
+      if (!app?.build) return [];
+      const key = join(app.dir, app.build);
+      if (!buildsByDir.has(key)) buildsByDir.set(key, buildApp(app.dir, app.build));
+      return [[name, buildsByDir.get(key)]];
+    }),
+  );
 
   const byName = new Map(components.map((component) => [component.name, component]));
-  // Each component starts as soon as those it must wait for (wiring.startAfter) answer.
+  const hostKeys = { functionKey: secrets.functionKey, masterKey: secrets.masterKey };
+  let ready = false;
+  // Each component starts as soon as those it must wait for (its plan's startAfter) answer.
+  const startAfter = new Map(plans.map((plan) => [plan.name, plan.startAfter]));
   const prerequisites = (component: ComponentProcess) =>
-    (wiring.startAfter[component.name] ?? []).flatMap((name) => byName.get(name) ?? []);
+    (startAfter.get(component.name) ?? []).flatMap((name) => byName.get(name) ?? []);
   // Stopping runs the other way: a component stops before those it started after. The functions host
   // releases its Event Hubs partitions through blob storage as it stops; with Azurite already gone,
   // the storage SDK's retries would outlast the stop grace and the host would be killed.
@@ -106,7 +146,7 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
   let control: Awaited<ReturnType<typeof startControlServer>> | undefined;
   try {
     await inOrder(components, prerequisites, async (component) => {
-      if (component.name === 'functions') await built;
+      await builds.get(component.name);
       await launchOne(component);
     });
   } catch (error) {
@@ -117,14 +157,36 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
   async function launchOne(component: ComponentProcess) {
     out.progress(component.name, 'starting');
     const t0 = performance.now();
-    const endpoints = await component.launch().catch((error: Error) => {
+    await component.launch().catch((error: Error) => {
       out.progress(component.name, 'failed', error.message);
       throw new Error(`${component.name} failed to start: ${error.message}`);
     });
-    checkEndpoints(component.name, endpoints, wiring.expected[component.name as ComponentName]);
-    await component.request({ type: 'health' });
     out.progress(component.name, 'ready', `in ${Math.round(performance.now() - t0)} ms`);
   }
+
+  /**
+   * stack.json names the host's current `default` host key and master key: keys set or renewed through
+   * the host (now or in an earlier run: they persist and win over the stack's) replace the start-time ones.
+   */
+  async function refreshKeys() {
+    const keys = (await byName.get(functionApp ?? '')?.request({ type: 'action', action: 'listKeys' })) as
+      | { masterKey?: string; functionKeys?: Record<string, string> }
+      | undefined;
+    const functionKey = keys?.functionKeys?.default;
+    if (!keys?.masterKey || !functionKey) return;
+    if (hostKeys.masterKey === keys.masterKey && hostKeys.functionKey === functionKey) return;
+    Object.assign(hostKeys, { masterKey: keys.masterKey, functionKey });
+    if (ready) {
+      Object.assign(stack.description, hostKeys);
+      writeStackFile(stack.description);
+    }
+  }
+
+  const component = (name: string) => {
+    const found = byName.get(name);
+    if (!found) throw new NotFoundError(`no component ${name} is running`);
+    return found;
+  };
 
   const stack: Stack = {
     clock,
@@ -134,9 +196,19 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
       inMemory: options.inMemory,
       controlUrl: wiring.controlUrl,
       authUrl: wiring.authUrl,
-      ...(byName.has('functions') && { baseUrl: wiring.expected.functions.baseUrl }),
-      functionKey: secrets.functionKey,
-      masterKey: secrets.masterKey,
+      ...(functionApp && { baseUrl: wiring.appUrl(functionApp) }),
+      ...(byName.has('web') && { webBaseUrl: wiring.appUrl('web') }),
+      ...(byName.has('gateway') && { gatewayUrl: wiring.gatewayUrl, portalUrl: wiring.portalUrl }),
+      // The directory's test users, to sign in to web app B and the developer portal.
+      ...(byName.has('identity') && {
+        testUsers: testUsers(
+          loadDirectory(topology, secrets, { redirectUris: {}, postLogoutRedirectUris: {} }),
+        ),
+      }),
+      apps: Object.fromEntries(
+        plans.flatMap((plan) => (plan.app ? [[plan.name, { url: wiring.appUrl(plan.name) }]] : [])),
+      ),
+      ...hostKeys,
       subscriptionKey: secrets.subscriptionKey,
       connections: wiring.connections,
       secrets: wiring.secrets,
@@ -152,15 +224,15 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
     async advanceClock(ms) {
       clock.advance(ms);
       if (clockPath) writeFileAtomic(clockPath, JSON.stringify(clock.shifts));
-      await Promise.all(
-        components.map((component) => component.request({ type: 'clock', shifts: [...clock.shifts] })),
-      );
+      await Promise.all(components.map((component) => component.setClock(clock.shifts)));
     },
-    action(component, action, actionInput) {
-      const target = byName.get(component);
-      if (!target) return Promise.reject(new NotFoundError(`no component ${component} is running`));
-      return target.request({ type: 'action', action, input: actionInput });
+    async action(name, action, actionInput) {
+      const result = await component(name).request({ type: 'action', action, input: actionInput });
+      if (name === functionApp && (action === 'setKey' || action === 'renewKey')) await refreshKeys();
+      return result;
     },
+    stopComponent: async (name) => component(name).stop(),
+    startComponent: async (name) => launchOne(component(name)),
     pids() {
       return Object.fromEntries(components.map((component) => [component.name, component.pid]));
     },
@@ -184,12 +256,13 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
   };
 
   try {
-    control = await startControlServer(ports.control, stack);
+    control = await startControlServer(ports.control as number, stack);
   } catch (error) {
     await stopAll();
     throw error;
   }
   writeStackFile(stack.description);
+  ready = true;
   out.line('stack', `ready in ${Math.round(performance.now() - began)} ms`);
   return stack;
 }
@@ -205,4 +278,23 @@ function checkEndpoints(
       throw new Error(`${name} reports a different ${key} than the stack wired`);
     }
   }
+}
+
+/** clock.json's content; what cannot be parsed comes back as text, which checkShifts refuses. */
+function readClockFile(path: string): unknown {
+  try {
+    return readJsonIfExists(path) ?? [];
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+/** Runs an app's build module (its default export), as `npm run build` would before the app starts. */
+async function buildApp(dir: string, module: string): Promise<void> {
+  const { default: build } = (await import(pathToFileURL(join(dir, module)).href)) as {
+    default?: () => Promise<void>;
+  };
+  if (typeof build !== 'function')
+    throw new Error(`${join(dir, module)} has no default export to build with`);
+  await build();
 }

@@ -1,6 +1,5 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_PORTS, type PortName } from './ports.ts';
 
 const port = z.number().int().min(1).max(65535);
 
@@ -11,9 +10,9 @@ export const stackOptionsSchema = z.object({
   /** `default` (conventional ports), `free` (any free ports: tests), or `{ base }` (base + position). */
   ports: z.union([z.enum(['default', 'free']), z.object({ base: port })]).default('default'),
   /** Fixed ports for single components, e.g. `{ blob: 20000 }`. */
-  portOverrides: z
-    .partialRecord(z.enum(Object.keys(DEFAULT_PORTS) as [PortName, ...PortName[]]), port)
-    .default({}),
+  portOverrides: z.record(z.string(), port).default({}),
+  /** The apps manifest to run (default system/apps.json): apps are data, not launcher code. */
+  appsFile: z.string().optional(),
   /** Keep every store in memory: nothing of the services' data is persisted. */
   inMemory: z.boolean().default(false),
   /** The EncryptionKey secret's text; random per data directory when not given. */

@@ -1,19 +1,30 @@
 import { createServer, type Server } from 'node:net';
 import { LOOPBACK } from '../core/http.ts';
 
-/** Conventional ports where one exists (Functions 7071, Azurite 10000, Cosmos 8081, Event Hubs 5672). */
+/**
+ * Conventional ports where one exists (Azurite 10000, Cosmos 8081, Event Hubs 5672); apps bring their
+ * own (`localPort` in system/apps.json: the Functions host's 7071, …).
+ */
 export const DEFAULT_PORTS = {
   control: 7070,
-  functions: 7071,
   identity: 8400,
   keyvault: 8443,
   cosmos: 8081,
   blob: 10000,
   eventhubs: 5672,
   eventgrid: 8700,
+  gateway: 8600,
+  /** Event Hubs over TLS, for identity-based connections (`StreamHubConnection__fullyQualifiedNamespace`). */
+  'eventhubs-amqps': 5671,
 } as const satisfies Record<string, number>;
 
-export type PortName = keyof typeof DEFAULT_PORTS;
+/** Every port the stack needs, in `--port-base` order: the control API, the services, then the apps. */
+export function stackPorts(apps: Record<string, { localPort: number }>): Record<string, number> {
+  return {
+    ...DEFAULT_PORTS,
+    ...Object.fromEntries(Object.entries(apps).map(([name, app]) => [name, app.localPort])),
+  };
+}
 
 /** What the user asked for: defaults, a base (each port = base + its position), free ports, or overrides. */
 export type PortChoice = 'default' | 'free' | { base: number };
@@ -28,6 +39,13 @@ const bind = (port: number) =>
 const closeAll = (servers: Server[]) =>
   Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
 
+/** Whether a port can be listened on now (nothing holds it). */
+export const portIsFree = (port: number): Promise<boolean> =>
+  bind(port).then(
+    (server) => closeAll([server]).then(() => true),
+    () => false,
+  );
+
 export class BusyPortError extends Error {}
 
 /**
@@ -35,17 +53,21 @@ export class BusyPortError extends Error {}
  * Fixed ports are checked up front: a busy one fails at once, naming the port and the component.
  */
 export async function assignPorts(
-  names: readonly PortName[],
+  defaults: Record<string, number>,
   choice: PortChoice,
-  overrides: Partial<Record<PortName, number>> = {},
-): Promise<Record<PortName, number>> {
-  const ports = {} as Record<PortName, number>;
+  overrides: Record<string, number> = {},
+): Promise<Record<string, number>> {
+  const unknown = Object.keys(overrides).filter((name) => !(name in defaults));
+  if (unknown.length)
+    throw new Error(
+      `no component named ${unknown.join(', ')}; ports are for ${Object.keys(defaults).join(', ')}`,
+    );
+  const ports: Record<string, number> = {};
   const held: Server[] = [];
   try {
-    for (const [index, name] of names.entries()) {
+    for (const [index, [name, port]] of Object.entries(defaults).entries()) {
       const wanted =
-        overrides[name] ??
-        (choice === 'free' ? 0 : choice === 'default' ? DEFAULT_PORTS[name] : choice.base + index);
+        overrides[name] ?? (choice === 'free' ? 0 : choice === 'default' ? port : choice.base + index);
       const server = await bind(wanted).catch((error: NodeJS.ErrnoException) => {
         if (error.code === 'EADDRINUSE' || error.code === 'EACCES')
           throw new BusyPortError(

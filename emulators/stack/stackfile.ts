@@ -1,6 +1,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../core/files.ts';
+import { portIsFree } from './ports.ts';
 
 /**
  * stack.json: the machine-readable description of the running stack, for tools, tests and scenarios.
@@ -16,6 +17,12 @@ export interface StackDescription {
   baseUrl?: string;
   webBaseUrl?: string;
   gatewayUrl?: string;
+  /** The gateway's developer portal. */
+  portalUrl?: string;
+  /** The directory's test users and their generated passwords (sign-in to web app B, the portal). */
+  testUsers?: { userPrincipalName: string; password: string; displayName: string; mail?: string }[];
+  /** Each app of system/apps.json the stack runs, by name. */
+  apps: Record<string, { url: string }>;
   functionKey: string;
   masterKey: string;
   subscriptionKey: string;
@@ -40,13 +47,60 @@ export function removeStackFile(dataDir: string): void {
   rmSync(stackFilePath(dataDir), { force: true });
 }
 
-/** The stack described in `dataDir`, if its launcher is still alive. */
-export function runningStack(dataDir: string): StackDescription | undefined {
+function readStackFile(dataDir: string): StackDescription | undefined {
   try {
-    const description = JSON.parse(readFileSync(stackFilePath(dataDir), 'utf8')) as StackDescription;
-    process.kill(description.pid, 0);
-    return description;
+    return JSON.parse(readFileSync(stackFilePath(dataDir), 'utf8')) as StackDescription;
   } catch {
     return undefined;
   }
+}
+
+/** Whether a process runs: one that has exited but not yet been reaped by its parent (a zombie) does not. */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    // EPERM: alive, but someone else's.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat[stat.lastIndexOf(')') + 2] !== 'Z';
+  } catch {
+    return true; // no /proc here: kill(0) is all we know
+  }
+}
+
+/** The stack described in `dataDir`, if its launcher is still alive. */
+export function runningStack(dataDir: string): StackDescription | undefined {
+  const description = readStackFile(dataDir);
+  return description && processAlive(description.pid) ? description : undefined;
+}
+
+/** How long the components of a stack whose launcher died may take to let go of their ports. */
+const ORPHANS_GRACE_MS = 10_000;
+
+/**
+ * A stack.json whose launcher is dead (killed, or the machine stopped): its components exit by
+ * themselves within a second of losing the launcher. Waits until they have let go of the ports it
+ * names, removes the file, and says what it found; undefined when there was nothing stale.
+ */
+export async function clearStaleStack(dataDir: string): Promise<string | undefined> {
+  const stale = readStackFile(dataDir);
+  if (!stale || processAlive(stale.pid)) return undefined;
+  const ports = Object.values(stale.endpoints ?? {})
+    .flatMap((named) => Object.values(named))
+    .flatMap((url) => /^\w+:\/\/127\.0\.0\.1:(\d+)/.exec(url)?.[1] ?? [])
+    .map(Number);
+  const deadline = Date.now() + ORPHANS_GRACE_MS;
+  let held = ports;
+  while (held.length && Date.now() < deadline) {
+    const free = await Promise.all(held.map(portIsFree));
+    held = held.filter((_, i) => !free[i]);
+    if (held.length) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  removeStackFile(dataDir);
+  return `found stack.json of a stack that is no longer running (pid ${stale.pid}, not stopped cleanly); replaced it${
+    held.length ? `; ports ${held.join(', ')} are still held` : ''
+  }`;
 }

@@ -1,12 +1,35 @@
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ACCOUNT, blobConnectionString } from '../blob/azurite.ts';
-import type { StackSecrets } from '../core/secrets.ts';
-import type { PortName } from './ports.ts';
+import { type Apps, appIdentity, repositoryRoot, resolveSettings, settingReference } from '../core/apps.ts';
+import { type StackSecrets, sessionSecret } from '../core/secrets.ts';
+import type { Topology } from '../core/topology.ts';
+import { type EmulatorName, hostOfKind, type ServiceName } from '../registry.ts';
 
 const HOST = '127.0.0.1';
-/** The deployable function app the local Functions host runs. */
-export const FUNCTION_APP_DIR = fileURLToPath(new URL('../../system/functions', import.meta.url));
+
+/** Which component serves each resource an app setting can name (`@storage.…` → blob). */
+const SERVICE_OF: Record<string, ServiceName> = {
+  storage: 'blob',
+  cosmos: 'cosmos',
+  keyvault: 'keyvault',
+  eventhubs: 'eventhubs',
+  eventgrid: 'eventgrid',
+  identity: 'identity',
+  directory: 'identity',
+};
+
+/** One component of the stack as the launcher starts it. */
+export interface ComponentPlan {
+  name: string;
+  emulator: EmulatorName;
+  options: Record<string, unknown>;
+  /** Endpoints it must report when ready (checked at every start). */
+  expected: Record<string, string>;
+  /** Components that must answer before it starts. */
+  startAfter: string[];
+  /** For apps: its folder and build module (the launcher builds it before it starts). */
+  app?: { dir: string; build?: string };
+}
 
 /**
  * Everything the stack's parts must be told about each other, derived from the ports alone so that
@@ -14,97 +37,188 @@ export const FUNCTION_APP_DIR = fileURLToPath(new URL('../../system/functions', 
  * `expected` when it is ready, so this cannot drift from what the emulators really serve.
  */
 export function wire(
-  ports: Record<PortName, number>,
+  ports: Record<string, number>,
   secrets: StackSecrets,
   dataDir: string,
+  topology: Topology,
+  apps: Apps,
   overrides: Record<string, Record<string, string>> = {},
 ) {
-  const authority = `https://${HOST}:${ports.identity}`;
+  const at = (name: string) => ports[name] as number;
+  const authority = `https://${HOST}:${at('identity')}`;
   const tenant = secrets.tenantId;
   const issuer = `${authority}/${tenant}/v2.0`;
   const jwksUri = `${authority}/${tenant}/discovery/v2.0/keys`;
-  const blob = `http://${HOST}:${ports.blob}/${ACCOUNT}`;
+  const blob = `http://${HOST}:${at('blob')}/${ACCOUNT}`;
   const storage = blobConnectionString(blob, secrets.storageKey);
-  const cosmos = `https://${HOST}:${ports.cosmos}/`;
+  const cosmos = `https://${HOST}:${at('cosmos')}/`;
   const documentDb = `AccountEndpoint=${cosmos};AccountKey=${secrets.cosmosKey};`;
-  const vault = `https://${HOST}:${ports.keyvault}/`;
-  const baseUrl = `http://${HOST}:${ports.functions}`;
-  const streamHub = `Endpoint=sb://${HOST}:${ports.eventhubs};SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=${secrets.eventHubsKey};UseDevelopmentEmulator=true`;
-  const taskCreatedTopic = `https://${HOST}:${ports.eventgrid}/taskcreatedtopic/api/events`;
+  const vault = `https://${HOST}:${at('keyvault')}/`;
+  const streamHub = `Endpoint=sb://${HOST}:${at('eventhubs')};SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=${secrets.eventHubsKey};UseDevelopmentEmulator=true`;
+  const eventHubsNamespace = `${HOST}:${at('eventhubs-amqps')}`;
+  const topicEndpoint = (topic: string) => `https://${HOST}:${at('eventgrid')}/${topic}/api/events`;
   const identity = (name: string) => ({
     IDENTITY_ENDPOINT: `${authority}/msi/token`,
     IDENTITY_HEADER: secrets.identities[name]?.header ?? '',
   });
-  const connections = {
-    StorageConnection: storage,
-    AzureWebJobsStorage: storage,
-    DocumentDbConnection: documentDb,
-    DocumentDbConnection__accountEndpoint: cosmos,
-    StreamHubConnection: streamHub,
-    KeyVaultUri: vault,
-    TaskCreatedTopicEndpoint: taskCreatedTopic,
-    TaskCreatedTopicKey: secrets.eventGridKey,
-  };
-  // The function app's settings, as Azure's app settings would hold them. Cosmos is reached through the
-  // vault's DocumentDbConnection secret by default (the system creates TasksDB on first use, which the
-  // data-contributor role may not); give DocumentDbConnection__accountEndpoint to go role-based.
-  const functionSettings = {
-    FUNCTIONS_WORKER_RUNTIME: 'node',
-    AzureWebJobsStorage: storage,
-    StorageConnection: storage,
-    StreamHubConnection: streamHub,
-    // The change-feed trigger's connection (in Azure: a Key Vault reference or the __accountEndpoint form).
-    DocumentDbConnection: documentDb,
-    KeyVaultUri: vault,
+  const appUrl = (app: string) => `http://${HOST}:${at(app)}`;
+  const gatewayUrl = `https://${HOST}:${at('gateway')}`;
+  /** APIM's portal has a host of its own; here it is a path of the gateway's (gateway-sim/README.md). */
+  const portalUrl = `${gatewayUrl}/developer`;
+
+  /** What `@service.value` in an app setting stands for here (in Azure: the deployment's resources). */
+  const values: Record<string, string> = {
+    'storage.connectionString': storage,
+    'storage.blobEndpoint': blob,
+    'cosmos.connectionString': documentDb,
+    'cosmos.endpoint': cosmos,
+    'keyvault.uri': vault,
     // The local vault's host is not *.vault.azure.net; the client checks that unless told not to.
-    KeyVaultDisableChallengeResourceVerification: 'true',
-    TaskCreatedTopicEndpoint: taskCreatedTopic,
-    TaskCreatedTopicKey: secrets.eventGridKey,
-    ...identity('functionApp'),
-    ...overrides.functions,
+    'keyvault.disableChallengeResourceVerification': 'true',
+    'eventhubs.connectionString': streamHub,
+    'eventhubs.fullyQualifiedNamespace': eventHubsNamespace,
+    'identity.instance': `${authority}/`,
+    'identity.tenantId': tenant,
+    'identity.graph': `${authority}/v1.0`,
+    'stack.sessionSecret': sessionSecret(secrets),
+    ...Object.fromEntries(
+      Object.entries(secrets.directory.applications).flatMap(([name, registration]) => [
+        [`directory.${name}.clientId`, registration.clientId],
+        [`directory.${name}.clientSecret`, registration.clientSecret],
+      ]),
+    ),
+    ...Object.fromEntries(
+      topology.eventGrid.topics.flatMap((topic) => [
+        [`eventgrid.${topic.name}.endpoint`, topicEndpoint(topic.name)],
+        [`eventgrid.${topic.name}.key`, secrets.eventGridKey],
+      ]),
+    ),
   };
+
+  const appPlans = Object.entries(apps).map(([name, app]): ComponentPlan => {
+    const identityName = appIdentity(topology, name);
+    // Overrides may use references too (`@eventhubs.fullyQualifiedNamespace`): tests switch connections so.
+    const settings = {
+      ...resolveSettings(name, { ...app.settings, ...overrides[name] }, values),
+      ...(identityName && identity(identityName)),
+    };
+    // An app starts once what its settings name answers (and the identity endpoint, if it has one).
+    const uses = Object.values(app.settings).flatMap((value) => settingReference(value)?.service ?? []);
+    const startAfter = [...new Set([...uses, ...(identityName ? ['identity'] : [])])].flatMap(
+      (service) => SERVICE_OF[service] ?? [],
+    );
+    const appDir = join(repositoryRoot, app.folder);
+    const options =
+      app.kind === 'functionapp'
+        ? { port: at(name), appDir, settings, logFile: join(dataDir, 'logs', `${name}.jsonl`) }
+        : { port: at(name), appDir, settings, healthCheckPath: app.healthCheckPath };
+    return {
+      name,
+      emulator: hostOfKind[app.kind],
+      options,
+      expected: { baseUrl: appUrl(name) },
+      startAfter,
+      app: { dir: appDir, build: app.build },
+    };
+  });
+
+  const service = (
+    name: ServiceName,
+    options: Record<string, unknown>,
+    expected: Record<string, string>,
+  ): ComponentPlan => ({
+    name,
+    emulator: name,
+    options: { port: at(name), ...options },
+    expected,
+    startAfter: [],
+  });
+  /** The app registrations' redirect URIs: each application's paths on the app it is registered `on`. */
+  const registeredUris = (paths: 'redirectPaths' | 'postLogoutRedirectPaths') =>
+    Object.fromEntries(
+      Object.entries(topology.directory.applications).flatMap(([name, registration]) => {
+        const on = registration.web?.on;
+        // `on` names an app, or the gateway's developer portal.
+        const base = on && apps[on] ? appUrl(on) : on === 'developerPortal' ? portalUrl : undefined;
+        return base ? [[name, (registration.web?.[paths] ?? []).map((path) => `${base}${path}`)]] : [];
+      }),
+    );
+  const functionsApp = Object.entries(apps).find(([, app]) => app.kind === 'functionapp')?.[0];
 
   return {
     authUrl: authority,
-    controlUrl: `http://${HOST}:${ports.control}`,
-    /**
-     * Components that must answer before another starts: the Functions host keeps its keys in blob
-     * storage and opens its Event Hubs and change-feed listeners at start (the rest start at once).
-     */
-    startAfter: { functions: ['blob', 'cosmos', 'eventhubs'] } as Partial<Record<string, string[]>>,
-    /** Options each component is started with. */
-    options: {
-      identity: { port: ports.identity },
-      blob: { port: ports.blob },
-      cosmos: { port: ports.cosmos, issuer, jwksUri },
-      keyvault: {
-        port: ports.keyvault,
-        authority: `${authority}/${tenant}`,
-        issuer,
-        jwksUri,
-        seed: { EncryptionKey: secrets.encryptionKey, DocumentDbConnection: documentDb },
-      },
-      eventhubs: { port: ports.eventhubs },
-      eventgrid: { port: ports.eventgrid, functionsBaseUrl: baseUrl },
-      functions: {
-        port: ports.functions,
-        appDir: FUNCTION_APP_DIR,
-        settings: functionSettings,
-        logFile: join(dataDir, 'logs', 'functions.jsonl'),
-      },
-    },
-    /** Endpoints each component must report when ready. */
-    expected: {
-      identity: { authority, issuer, jwksUri, identityEndpoint: `${authority}/msi/token` },
-      blob: { blob, connectionString: storage },
-      cosmos: { cosmos },
-      keyvault: { vault },
-      eventhubs: { connectionString: streamHub },
-      eventgrid: { taskcreatedtopic: taskCreatedTopic },
-      functions: { baseUrl },
-    },
+    controlUrl: `http://${HOST}:${at('control')}`,
+    components: [
+      service(
+        'identity',
+        {
+          redirectUris: registeredUris('redirectPaths'),
+          postLogoutRedirectUris: registeredUris('postLogoutRedirectPaths'),
+        },
+        { authority, issuer, jwksUri, identityEndpoint: `${authority}/msi/token` },
+      ),
+      service('blob', {}, { blob, connectionString: storage }),
+      service('cosmos', { issuer, jwksUri }, { cosmos }),
+      service(
+        'keyvault',
+        {
+          authority: `${authority}/${tenant}`,
+          issuer,
+          jwksUri,
+          seed: { EncryptionKey: secrets.encryptionKey, DocumentDbConnection: documentDb },
+        },
+        { vault },
+      ),
+      service(
+        'eventhubs',
+        { issuer, jwksUri, tlsPort: at('eventhubs-amqps') },
+        { connectionString: streamHub, fullyQualifiedNamespace: eventHubsNamespace },
+      ),
+      service(
+        'eventgrid',
+        { functionsBaseUrl: functionsApp && appUrl(functionsApp) },
+        Object.fromEntries(topology.eventGrid.topics.map((topic) => [topic.name, topicEndpoint(topic.name)])),
+      ),
+      service(
+        'gateway',
+        {
+          artifactsDir: join(repositoryRoot, 'system', 'gateway'),
+          // The named values system/gateway/named-values.json declares (in Azure: the deployment's).
+          namedValues: {
+            FunctionAppBaseUrl: functionsApp ? appUrl(functionsApp) : '',
+            WebAppBaseUrl: apps.web ? appUrl('web') : '',
+            FunctionKey: secrets.functionKey,
+            AuthUrl: authority,
+            TenantId: tenant,
+            EntraClientId: secrets.directory.applications.taskApi?.clientId ?? '',
+            EntraClientSecret: secrets.directory.applications.taskApi?.clientSecret ?? '',
+          },
+          // The developer portal signs users in as the developerPortal app registration.
+          portal: {
+            authority: `${authority}/${tenant}`,
+            clientId: secrets.directory.applications.developerPortal?.clientId ?? '',
+            clientSecret: secrets.directory.applications.developerPortal?.clientSecret ?? '',
+          },
+        },
+        { gatewayUrl, portalUrl },
+      ),
+      ...appPlans,
+    ],
+    appUrl,
+    gatewayUrl,
+    portalUrl,
     /** App settings by the spec's names (and the Functions identity-connection convention). */
-    connections,
+    connections: {
+      StorageConnection: storage,
+      AzureWebJobsStorage: storage,
+      DocumentDbConnection: documentDb,
+      DocumentDbConnection__accountEndpoint: cosmos,
+      StreamHubConnection: streamHub,
+      StreamHubConnection__fullyQualifiedNamespace: eventHubsNamespace,
+      KeyVaultUri: vault,
+      TaskCreatedTopicEndpoint: topicEndpoint('taskcreatedtopic'),
+      TaskCreatedTopicKey: secrets.eventGridKey,
+    },
     identity,
     /** What the vault was seeded with. */
     secrets: { EncryptionKey: secrets.encryptionKey, DocumentDbConnection: documentDb },

@@ -1,0 +1,68 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import type { Topology } from './topology.ts';
+
+/**
+ * Schema of `system/apps.json`: each app of the system declared once. The launcher runs them, and the
+ * compose file and Azure template are derived from the same declaration, so adding an app touches none
+ * of them.
+ */
+const appSchema = z.object({
+  /** What hosts it: the Azure Functions runtime, or App Service running a Node web app. */
+  kind: z.enum(['functionapp', 'webapp']),
+  /** Its folder, relative to the repository root: deployable as is. */
+  folder: z.string().min(1),
+  /** A module of the folder whose default export builds the app (as `npm run build` does), if any. */
+  build: z.string().optional(),
+  /** The port it listens on locally with `--port-base`-less defaults. */
+  localPort: z.number().int().min(1).max(65535),
+  /** Path App Service's health check would probe; any answer below 500 counts as up. */
+  healthCheckPath: z.string().startsWith('/').default('/'),
+  /** App settings by the spec's names: literal values, or `@service.value` references. */
+  settings: z.record(z.string(), z.string()),
+});
+export type AppDeclaration = z.infer<typeof appSchema>;
+
+const appName = z.string().regex(/^[a-z][a-z0-9-]*$/, 'app names are lower case letters, digits and -');
+export const appsSchema = z.object({ apps: z.record(appName, appSchema) });
+export type Apps = z.infer<typeof appsSchema>['apps'];
+
+export const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
+export const appsPath = fileURLToPath(new URL('../../system/apps.json', import.meta.url));
+
+export function loadApps(path = appsPath): Apps {
+  return appsSchema.parse(JSON.parse(readFileSync(path, 'utf8'))).apps;
+}
+
+/** A `@service.value` reference: the service it names and the full key, or undefined for a literal. */
+export function settingReference(value: string): { service: string; key: string } | undefined {
+  const match = /^@(([a-z]+)\.[\w.-]+)$/.exec(value);
+  return match ? { key: match[1] as string, service: match[2] as string } : undefined;
+}
+
+/** The managed identity (topology name) an app runs as, if it has one. */
+export function appIdentity(topology: Topology, app: string): string | undefined {
+  return Object.entries(topology.identities).find(([, identity]) => identity.app === app)?.[0];
+}
+
+/**
+ * An app's settings with every reference replaced by its value. A reference to something the stack
+ * does not have fails, naming the app and the setting (never the value: it may be a key).
+ */
+export function resolveSettings(
+  app: string,
+  settings: Record<string, string>,
+  values: Record<string, string>,
+): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(settings).map(([name, value]) => {
+      const reference = settingReference(value);
+      if (!reference) return [name, value];
+      const resolved = values[reference.key];
+      if (resolved === undefined)
+        throw new Error(`app ${app}: setting ${name} names ${value}, which the stack does not provide`);
+      return [name, resolved];
+    }),
+  );
+}

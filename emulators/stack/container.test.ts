@@ -1,0 +1,147 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { composeFile } from '../../system/deploy/compose.ts';
+import { composeEnv } from '../../system/deploy/compose-env.ts';
+import { loadApps, repositoryRoot } from '../core/apps.ts';
+import { listen } from '../core/http.ts';
+import { loadSecrets, type StackSecrets } from '../core/secrets.ts';
+import { testDataDir, waitFor } from '../core/testing.ts';
+import { loadTopology } from '../core/topology.ts';
+
+const entry = join(import.meta.dirname, 'container.ts');
+const data = testDataDir();
+const dir = join(data.dir, 'container');
+let secrets: StackSecrets;
+let child: ChildProcess | undefined;
+type ComposeService = { command?: string[]; environment: Record<string, string> };
+
+const env = (extra: Record<string, string>) => ({ PATH: process.env.PATH, TASKSTACK_DIR: dir, ...extra });
+const run = (...args: string[]) =>
+  spawnSync(process.execPath, ['--import', 'tsx', entry, ...args], {
+    env: env({ TASKSTACK_TLS_HOSTS: 'identity,keyvault,gateway' }),
+    encoding: 'utf8',
+  });
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  const port = await listen(server, 0);
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** GET over TLS to `address`, checking the certificate against the name `servername` as a compose peer would. */
+const get = (address: string, port: number, path: string, servername: string, ca: string) =>
+  getText(address, port, path, servername, ca).then((response) => response.status);
+const getText = (address: string, port: number, path: string, servername: string, ca: string) =>
+  new Promise<{ status: number; body: string }>((resolve, reject) => {
+    request({ host: address, port, path, servername, ca }, (response) => {
+      let body = '';
+      response.setEncoding('utf8').on('data', (chunk) => {
+        body += chunk;
+      });
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+    })
+      .on('error', reject)
+      .end();
+  });
+
+/** Starts `container.ts <component>` (from `cwd`, as the image's WORKDIR) and waits for its ready line. */
+async function startComponent(component: string, extra: Record<string, string>, cwd?: string) {
+  child = spawn(process.execPath, ['--import', 'tsx', entry, component], {
+    cwd,
+    env: env({
+      TASKSTACK_KEYS: Buffer.from(JSON.stringify(secrets)).toString('base64'),
+      // Another loopback address stands in for the container's own.
+      TASKSTACK_LISTEN: '127.0.0.2',
+      ...extra,
+    }),
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  await waitFor('the ready line', () => output.includes(`${component} ready on port`), 30_000);
+  return child;
+}
+
+async function stopComponent(running: ChildProcess) {
+  const exited = new Promise<number | null>((resolve) => running.once('exit', resolve));
+  running.kill('SIGTERM');
+  expect(await exited).toBe(0);
+}
+
+beforeAll(async () => {
+  secrets = await loadSecrets(data.dir, loadTopology());
+});
+afterAll(() => {
+  child?.kill('SIGKILL');
+  data.remove();
+});
+
+describe('the container entry (emulators/stack/container.ts)', () => {
+  it('init creates the local CA with a certificate naming the compose services', () => {
+    const result = run('init');
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    const stored = JSON.parse(readFileSync(join(dir, 'ca', 'ca.json'), 'utf8'));
+    expect(new X509Certificate(stored.cert).subjectAltName).toContain('DNS:identity, DNS:keyvault');
+    expect(readFileSync(join(dir, 'ca', 'ca.pem'), 'utf8')).toBe(stored.ca);
+  });
+
+  it('runs one service from its environment, reachable on the given address under its service name', async () => {
+    const port = await freePort();
+    const running = await startComponent('identity', { TASKSTACK_OPTIONS: JSON.stringify({ port }) });
+    const ca = readFileSync(join(dir, 'ca', 'ca.pem'), 'utf8');
+    const jwks = `/${secrets.tenantId}/discovery/v2.0/keys`;
+    expect(await get('127.0.0.2', port, jwks, 'identity', ca)).toBe(200);
+    await stopComponent(running);
+  });
+
+  it('runs the gateway with the options docker-compose.yml gives it, enforcing system/gateway/', async () => {
+    const service = (composeFile(loadTopology(), loadApps()).services as Record<string, ComposeService>)
+      .gateway;
+    expect(service?.command).toEqual(['gateway']);
+    // What compose does with the env file: `${NAME:?…}` becomes the variable's value.
+    const variables = composeEnv(secrets);
+    const options = JSON.parse(
+      (service?.environment.TASKSTACK_OPTIONS as string).replace(
+        /\$\{(\w+):\?[^}]*\}/g,
+        (_, name: string) => variables[name] ?? `<${name} missing>`,
+      ),
+    );
+    expect(JSON.stringify(options)).not.toContain('missing>');
+    const port = await freePort();
+    const running = await startComponent(
+      'gateway',
+      { TASKSTACK_OPTIONS: JSON.stringify({ ...options, port }) },
+      repositoryRoot,
+    );
+    const ca = readFileSync(join(dir, 'ca', 'ca.pem'), 'utf8');
+    // No subscription key: API Management's own answer, from the policies and definitions of system/gateway/.
+    const answer = await getText('127.0.0.2', port, '/web/api/tasks', 'gateway', ca);
+    expect(answer.status).toBe(401);
+    expect(JSON.parse(answer.body)).toEqual({
+      statusCode: 401,
+      message:
+        'Access denied due to missing subscription key. Make sure to include subscription key when making requests to an API.',
+    });
+    await stopComponent(running);
+  });
+
+  it('refuses an unknown component or missing settings with one line', () => {
+    const unknown = run('nonsense');
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr.trim()).toBe('taskstack container: unknown emulator nonsense');
+    const bare = run('keyvault');
+    expect(bare.status).toBe(1);
+    expect(bare.stderr.trim()).toBe('taskstack container: TASKSTACK_OPTIONS is not set');
+  });
+});

@@ -1,0 +1,116 @@
+/**
+ * Stopping as users and machines do it: Ctrl-C in a terminal (SIGINT to the whole process group),
+ * SIGTERM to the group, a second Ctrl-C while stopping, `taskstack stop` from elsewhere, and the
+ * launcher killed outright.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { testDataDir, waitFor } from '../core/testing.ts';
+import { stackFilePath } from './stackfile.ts';
+import {
+  accepts,
+  alive,
+  type CliStack,
+  cli,
+  descendants,
+  everyComponent,
+  portsOf,
+  startCli,
+} from './test-support.ts';
+
+const data = testDataDir();
+afterAll(() => data.remove());
+
+/** What a clean stop must not print: crash reports, restarts, Azurite's double close, errors. */
+const NOISE = /unexpected|restart|Cannot close|Error|killed/;
+
+/** Everything the stack runs: the launcher's processes and their ports, taken while it is up. */
+async function snapshot(stack: CliStack) {
+  const pids = descendants(stack.child.pid as number);
+  // Each component, Azurite under the blob component, and no more than a few helpers (esbuild).
+  expect(pids.length).toBeGreaterThanOrEqual(everyComponent.length + 1);
+  const ports = portsOf(stack.description().endpoints);
+  for (const port of ports) expect(await accepts(port), `port ${port} while running`).toBe(true);
+  return { pids, ports };
+}
+
+async function expectAllGone({ pids, ports }: { pids: number[]; ports: number[] }) {
+  await waitFor('every process of the stack to exit', () => pids.every((pid) => !alive(pid)), 60_000);
+  for (const port of ports) expect(await accepts(port), `port ${port}`).toBe(false);
+  expect(existsSync(stackFilePath(data.dir))).toBe(false);
+}
+
+describe('stopping the stack', () => {
+  it('Ctrl-C in a terminal (SIGINT to the process group) stops everything quietly, in order', async () => {
+    const stack = await startCli(data.dir, '--free-ports');
+    const running = await snapshot(stack);
+    process.kill(-(stack.child.pid as number), 'SIGINT');
+    expect(await stack.exited).toBe(0);
+    const afterStop = stack.output().slice(stack.output().indexOf('stopping…'));
+    expect(afterStop).toContain('stopped.');
+    expect(afterStop, afterStop).not.toMatch(NOISE);
+    await expectAllGone(running);
+  });
+
+  it('SIGTERM to the group, then a second Ctrl-C while stopping, still ends with a complete stop', async () => {
+    const stack = await startCli(data.dir, '--free-ports');
+    const running = await snapshot(stack);
+    const group = -(stack.child.pid as number);
+    process.kill(group, 'SIGTERM');
+    await waitFor('stopping…', () => stack.output().includes('stopping…'));
+    process.kill(group, 'SIGINT');
+    expect(await stack.exited).toBe(0);
+    const afterStop = stack.output().slice(stack.output().indexOf('stopping…'));
+    expect(afterStop).toContain('stopped.');
+    expect(afterStop, afterStop).not.toMatch(NOISE);
+    await expectAllGone(running);
+  });
+
+  it('`taskstack stop` returns only once everything is down, and says so', async () => {
+    const stack = await startCli(data.dir, '--free-ports');
+    const running = await snapshot(stack);
+    // While it runs, the same CLI lists the host keys, as `az functionapp keys list` would.
+    const keys = spawnSync(process.execPath, cli('functions', 'keys', 'list', '--data-dir', data.dir), {
+      encoding: 'utf8',
+    });
+    expect(keys.status, keys.stderr).toBe(0);
+    const { functionKey, masterKey } = stack.description() as unknown as Record<string, string>;
+    expect(JSON.parse(keys.stdout)).toMatchObject({ functionKeys: { default: functionKey }, masterKey });
+
+    const stop = spawnSync(process.execPath, cli('stop', '--data-dir', data.dir), { encoding: 'utf8' });
+    expect(stop.status, stop.stderr).toBe(0);
+    expect(stop.stdout).toContain(`stopped the stack on ${data.dir}.`);
+    // Checked at once, not polled: the command returned, so it must all be over.
+    expect(existsSync(stackFilePath(data.dir))).toBe(false);
+    expect(alive(stack.child.pid)).toBe(false);
+    await expectAllGone(running);
+    const again = spawnSync(process.execPath, cli('stop', '--data-dir', data.dir), { encoding: 'utf8' });
+    expect(again.status).toBe(1);
+    expect(again.stderr).toContain(`no stack is running on ${data.dir}`);
+  });
+
+  it('components exit when the launcher is killed; the next start on the same ports says so and carries on', async () => {
+    const stack = await startCli(data.dir, '--free-ports');
+    const running = await snapshot(stack);
+    const { endpoints } = stack.description();
+    process.kill(stack.child.pid as number, 'SIGKILL');
+    await stack.exited;
+    expect(existsSync(stackFilePath(data.dir))).toBe(true);
+
+    // At once, on the very ports the dead stack held: the start waits for its orphans to let go.
+    const portFlags = Object.entries(endpoints).flatMap(([name, named]) => {
+      const port = portsOf({ [name]: named })[0];
+      return port ? [`--${name}-port`, String(port)] : [];
+    });
+    const next = await startCli(data.dir, '--free-ports', ...portFlags);
+    expect(next.output()).toContain(
+      `found stack.json of a stack that is no longer running (pid ${stack.child.pid}, not stopped cleanly); replaced it`,
+    );
+    expect(next.output()).not.toContain('still held');
+    for (const pid of running.pids) expect(alive(pid), `orphan ${pid}`).toBe(false);
+    expect(next.description().pid).toBe(next.child.pid);
+    process.kill(-(next.child.pid as number), 'SIGINT');
+    expect(await next.exited).toBe(0);
+  });
+});
