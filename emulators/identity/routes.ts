@@ -1,19 +1,31 @@
 /**
- * The identity emulator's HTTP surface: the App Service managed-identity endpoint (`/msi/token`) and
- * the Entra-style discovery documents tokens are verified against.
+ * The identity emulator's HTTP surface: the App Service managed-identity endpoint (`/msi/token`), Graph's
+ * `/v1.0/me`, and under `/<tenant>` Entra's discovery documents, the sign-in page and the OAuth endpoints
+ * (handed to oidc-provider, mounted there).
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendJson } from '../core/http.ts';
+import { readBody, sendJson } from '../core/http.ts';
 import type { IdentitySecrets } from '../core/secrets.ts';
+import { openIdConfiguration } from './discovery.ts';
+import { entraErrorBody, unknownTenant } from './entra-errors.ts';
+import { ROUTES } from './provider.ts';
 import type { TokenIssuer } from './tokens.ts';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
 
 export interface IdentityRoutesOptions {
   tenantId: string;
+  /** `https://127.0.0.1:<port>`. */
+  authority: string;
   issuer: string;
   jwksUri: string;
   identities: Record<string, IdentitySecrets>;
   tokens: TokenIssuer;
+  /** oidc-provider's request handler; it is given paths relative to `/<tenant>`. */
+  provider: Handler;
+  login(req: IncomingMessage, res: ServerResponse, uid: string): Promise<void>;
+  graph: Handler;
 }
 
 /** The only protocol version with `X-IDENTITY-HEADER` (2017-09-01 used a `secret` header). */
@@ -29,18 +41,51 @@ const sameSecret = (given: string, expected: string) => {
 const msiError = (res: ServerResponse, statusCode: number, message: string) =>
   sendJson(res, statusCode, { statusCode, message, correlationId: randomUUID() });
 
-/** Entra ID's OAuth error shape. */
-const oauthError = (res: ServerResponse, status: number, error: string, description: string) =>
-  sendJson(res, status, {
-    error,
-    error_description: description,
-    error_codes: [],
-    correlation_id: randomUUID(),
-  });
+/** oidc-provider's own limit for form bodies. */
+const TOKEN_BODY_LIMIT = 56 * 1024;
+
+/**
+ * Token requests are read here and handed to oidc-provider as an already parsed body, so that two of
+ * Entra's habits it lacks can be given to it:
+ * - Entra takes the client secret as form fields or as a Basic header on any client; oidc-provider binds
+ *   one method per client (here client_secret_post), so a Basic header becomes those fields.
+ * - oidc-provider keeps `offline_access` only under prompt=consent, so refresh tokens lack it, and it
+ *   refuses a refresh that asks for it again (as MSAL does); the refresh token is what it asks for.
+ */
+async function normaliseTokenRequest(req: IncomingMessage) {
+  if (!/^application\/x-www-form-urlencoded/i.test(req.headers['content-type'] ?? '')) return;
+  const body = new URLSearchParams((await readBody(req, TOKEN_BODY_LIMIT)).toString('utf8'));
+  const header = req.headers.authorization;
+  const decoded =
+    header && /^basic /i.test(header) ? Buffer.from(header.slice(6).trim(), 'base64').toString('utf8') : '';
+  const colon = decoded.indexOf(':');
+  if (colon >= 0) {
+    // RFC 6749 2.3.1: both halves are form-urlencoded before being joined.
+    const formDecode = (text: string) => {
+      try {
+        return decodeURIComponent(text.replace(/\+/g, ' '));
+      } catch {
+        return text; // not form-encoded: compared as given, and refused
+      }
+    };
+    if (!body.has('client_id')) body.set('client_id', formDecode(decoded.slice(0, colon)));
+    if (!body.has('client_secret')) body.set('client_secret', formDecode(decoded.slice(colon + 1)));
+    delete req.headers.authorization;
+  }
+  const scope = body.get('scope');
+  if (body.get('grant_type') === 'refresh_token' && scope)
+    body.set(
+      'scope',
+      scope
+        .split(' ')
+        .filter((s) => s !== 'offline_access')
+        .join(' '),
+    );
+  (req as IncomingMessage & { body?: unknown }).body = Object.fromEntries(body);
+}
 
 export function identityHandler(options: IdentityRoutesOptions) {
-  const { tenantId, issuer, jwksUri, identities, tokens } = options;
-  const tenantPrefix = `/${tenantId}/`;
+  const { tenantId, authority, issuer, jwksUri, identities, tokens } = options;
 
   /** Which app is asking: every candidate is compared, so timing does not reveal which one matched. */
   function callerOf(header: string | undefined): IdentitySecrets | undefined {
@@ -82,39 +127,38 @@ export function identityHandler(options: IdentityRoutesOptions) {
     });
   }
 
-  function discovery(res: ServerResponse, path: string) {
-    if (!path.startsWith(tenantPrefix)) {
-      const tenant = path.split('/')[1] ?? '';
-      return oauthError(
-        res,
-        400,
-        'invalid_tenant',
-        `AADSTS90002: Tenant '${tenant}' not found. Check to make sure you have the correct tenant ID and are signing into the correct cloud.`,
-      );
-    }
-    const rest = path.slice(tenantPrefix.length);
-    if (rest === 'discovery/v2.0/keys') return sendJson(res, 200, tokens.publicJwks);
-    if (rest === 'v2.0/.well-known/openid-configuration') {
-      return sendJson(res, 200, {
-        issuer,
-        jwks_uri: jwksUri,
-        id_token_signing_alg_values_supported: ['RS256'],
-        subject_types_supported: ['pairwise'],
-        claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'nbf', 'oid', 'tid', 'azp', 'appid', 'idtyp'],
-      });
-    }
+  const discovery = openIdConfiguration({ authority, tenantId, issuer, jwksUri });
+
+  const notFound = (res: ServerResponse, path: string) =>
     sendJson(res, 404, { error: 'not_found', error_description: `No resource at ${path}.` });
-  }
+  const methodNotAllowed = (req: IncomingMessage, res: ServerResponse) =>
+    sendJson(res, 405, {
+      error: 'invalid_request',
+      error_description: `Method ${req.method} is not allowed.`,
+    });
 
   return async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'https://localhost');
-    if (req.method !== 'GET') {
-      return sendJson(res, 405, {
-        error: 'invalid_request',
-        error_description: `Method ${req.method} is not allowed.`,
-      });
+    const path = url.pathname;
+    if (path === '/msi/token')
+      return req.method === 'GET' ? msiToken(req, res, url.searchParams) : methodNotAllowed(req, res);
+    if (path === '/v1.0/me') return options.graph(req, res);
+    const tenant = path.split('/')[1] ?? '';
+    if (tenant !== tenantId) {
+      const entra = unknownTenant(tenant);
+      return sendJson(res, entra.status, entraErrorBody(entra));
     }
-    if (url.pathname === '/msi/token') return msiToken(req, res, url.searchParams);
-    discovery(res, url.pathname);
+    const rest = path.slice(tenant.length + 1);
+    if (rest === ROUTES.jwks || rest === '/v2.0/.well-known/openid-configuration') {
+      if (req.method !== 'GET') return methodNotAllowed(req, res);
+      return sendJson(res, 200, rest === ROUTES.jwks ? tokens.publicJwks : discovery);
+    }
+    const login = /^\/login\/([\w-]+)$/.exec(rest);
+    if (login?.[1]) return options.login(req, res, login[1]);
+    if (!rest.startsWith('/oauth2/v2.0/')) return notFound(res, path);
+    if (rest === ROUTES.token && req.method === 'POST') await normaliseTokenRequest(req);
+    // Mounted under /<tenant>: oidc-provider derives its mount path from originalUrl minus url.
+    Object.assign(req, { originalUrl: req.url, url: (req.url ?? '/').slice(tenant.length + 1) });
+    await options.provider(req, res);
   };
 }

@@ -44,7 +44,14 @@ describe('createTokenVerifier', () => {
       principalId: web?.principalId,
       tenantId: context.secrets.tenantId,
       clientId: web?.clientId,
+      // The token's own expiry, which callers keep their grant to (24 h away, to the second).
+      expiresOn: expect.any(Number),
+      // A managed identity's token is the app's own: no delegated permissions.
+      scopes: [],
     };
+    const { expiresOn } = await verifier.verify(token, ['https://vault.azure.net']);
+    expect(expiresOn % 1000).toBe(0);
+    expect(Math.abs(expiresOn - Date.now() - 24 * 3600_000)).toBeLessThan(600_000);
     expect(await verifier.verify(`Bearer ${token}`, ['https://vault.azure.net'])).toEqual(expected);
     expect(await verifier.verify(token, ['https://other', 'https://vault.azure.net'])).toEqual(expected);
   });

@@ -2,7 +2,15 @@
  * Checks bearer tokens issued by the identity emulator. Other emulators (vault, Cosmos) import this to
  * learn who is calling; they decide themselves what that caller may do.
  */
-import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors, jwtVerify } from 'jose';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  decodeJwt,
+  decodeProtectedHeader,
+  errors,
+  type JSONWebKeySet,
+  jwtVerify,
+} from 'jose';
 
 export type TokenErrorReason =
   | 'missing'
@@ -33,6 +41,10 @@ export interface VerifiedCaller {
   tenantId: string;
   /** The `appid`/`azp` claim. */
   clientId: string;
+  /** The `exp` claim, in milliseconds since the epoch (real time). */
+  expiresOn: number;
+  /** The delegated permissions (`scp`) of a user's token; empty for an app's own token. */
+  scopes: string[];
 }
 
 export interface TokenVerifier {
@@ -46,8 +58,13 @@ export interface TokenVerifier {
 /** Entra ID's validators allow five minutes of clock skew; so do we. */
 const CLOCK_SKEW_SECONDS = 300;
 
-export function createTokenVerifier(options: { issuer: string; jwksUri: string }): TokenVerifier {
-  const jwks = createRemoteJWKSet(new URL(options.jwksUri));
+/** `keys` verifies with a key set at hand (the identity emulator's own) instead of fetching `jwksUri`. */
+export function createTokenVerifier(options: {
+  issuer: string;
+  jwksUri: string;
+  keys?: JSONWebKeySet;
+}): TokenVerifier {
+  const jwks = options.keys ? createLocalJWKSet(options.keys) : createRemoteJWKSet(new URL(options.jwksUri));
   return {
     async verify(authorization, audiences) {
       const token = authorization?.trim().replace(/^Bearer(\s+|$)/i, '');
@@ -77,7 +94,13 @@ export function createTokenVerifier(options: { issuer: string; jwksUri: string }
         ) {
           throw new TokenError('malformed', 'token lacks oid, tid or appid');
         }
-        return { principalId: payload.oid, tenantId: payload.tid, clientId };
+        return {
+          principalId: payload.oid,
+          tenantId: payload.tid,
+          clientId,
+          expiresOn: (payload.exp as number) * 1000,
+          scopes: typeof payload.scp === 'string' ? payload.scp.split(' ').filter(Boolean) : [],
+        };
       } catch (error) {
         throw toTokenError(error);
       }

@@ -1,0 +1,161 @@
+/**
+ * The sign-in half: an `oidc-provider` configured to look like Entra ID's v2.0 endpoints for one tenant
+ * (mounted under `/<tenant>`): Entra's routes, its token claims (oid, tid, scp, azp, ver…), resources
+ * named by scope (`User.Read` is Graph's, `api://<id>/…` an app's), no consent for the test users, and
+ * Entra's error texts (entra-errors.ts) instead of the library's.
+ */
+
+import type { JWK } from 'jose';
+import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { createMemoryAdapter } from 'oidc-provider/lib/adapters/memory_adapter.js';
+import type { Directory } from './directory.ts';
+import { page } from './pages.ts';
+import { ACCESS_TOKEN_TTL, OIDC_SCOPES, resources as resourcesOf } from './resources.ts';
+import { clientIdOf, entraErrorPage, entraShapes } from './shapes.ts';
+
+/** Entra's paths, relative to `/<tenant>`. */
+export const ROUTES = {
+  authorization: '/oauth2/v2.0/authorize',
+  token: '/oauth2/v2.0/token',
+  end_session: '/oauth2/v2.0/logout',
+  jwks: '/discovery/v2.0/keys',
+} as const;
+
+/** Lifetimes as Entra's defaults: access tokens an hour, codes ten minutes, refresh tokens 90 days. */
+const TTL = {
+  AccessToken: ACCESS_TOKEN_TTL,
+  ClientCredentials: ACCESS_TOKEN_TTL,
+  IdToken: 3600,
+  AuthorizationCode: 600,
+  RefreshToken: 90 * 24 * 3600,
+  Grant: 90 * 24 * 3600,
+  Session: 24 * 3600,
+  Interaction: 3600,
+};
+
+export interface ProviderOptions {
+  issuer: string;
+  tenantId: string;
+  signingKey: JWK;
+  cookieKey: string;
+  directory: Directory;
+  log(message: string): void;
+}
+
+export function createProvider(options: ProviderOptions): Provider {
+  const { issuer, tenantId, signingKey, cookieKey, directory } = options;
+  const interactionPath = (uid: string) => `/${tenantId}/login/${uid}`;
+  const resources = resourcesOf(directory, tenantId);
+
+  const configuration: Configuration = {
+    clients: directory.applications.map((app) => {
+      // An app without redirect URIs can only use client credentials.
+      const signsIn = app.redirectUris.length > 0;
+      return {
+        client_id: app.clientId,
+        client_secret: app.clientSecret,
+        client_name: app.displayName,
+        redirect_uris: app.redirectUris,
+        post_logout_redirect_uris: app.postLogoutRedirectUris,
+        grant_types: signsIn
+          ? ['authorization_code', 'refresh_token', 'client_credentials']
+          : ['client_credentials'],
+        response_types: signsIn ? ['code'] : [],
+        // Entra takes either; the router turns a Basic header into these form fields (README).
+        token_endpoint_auth_method: 'client_secret_post',
+      };
+    }),
+    jwks: { keys: [signingKey] },
+    cookies: { keys: [cookieKey] },
+    routes: ROUTES,
+    scopes: [...OIDC_SCOPES],
+    claims: {
+      openid: ['sub', 'tid', 'ver'],
+      profile: ['name', 'preferred_username', 'oid'],
+      email: ['email'],
+    },
+    // Entra puts the profile claims into the ID token even when it also issues an access token.
+    conformIdTokenClaims: false,
+    async findAccount(_ctx, id) {
+      const user = directory.userById(id);
+      if (!user) return undefined;
+      return {
+        accountId: id,
+        async claims() {
+          return {
+            sub: id,
+            oid: id,
+            tid: tenantId,
+            ver: '2.0',
+            name: user.displayName,
+            preferred_username: user.userPrincipalName,
+            ...(user.mail && { email: user.mail }),
+          };
+        },
+      };
+    },
+    // Consent-free: the test users grant every app what it asks, as an admin-consented tenant does.
+    async loadExistingGrant(ctx) {
+      const { oidc } = ctx;
+      if (!oidc.session?.accountId || !oidc.client) return undefined;
+      const grant = new oidc.provider.Grant({
+        clientId: oidc.client.clientId,
+        accountId: oidc.session.accountId,
+      });
+      grant.addOIDCScope([...oidc.requestParamOIDCScopes].join(' '));
+      for (const [indicator, server] of Object.entries(oidc.resourceServers ?? {}))
+        if (server.scope) grant.addResourceScope(indicator, server.scope);
+      await grant.save();
+      return grant;
+    },
+    // oidc-provider keeps offline_access only with prompt=consent (OpenID Connect's rule); Entra issues
+    // a refresh token on every code redemption, which MSAL relies on, and keeps it past a sign-out.
+    issueRefreshToken: async (_ctx, client, code) =>
+      client.grantTypeAllowed('refresh_token') && code.kind === 'AuthorizationCode',
+    expiresWithSession: async () => false,
+    // Required for public clients (no secret), accepted from confidential ones: Entra's rule.
+    pkce: { required: (_ctx, client) => client.clientAuthMethod === 'none' },
+    interactions: { url: (_ctx, interaction) => interactionPath(interaction.uid) },
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      resourceIndicators: resources.indicators,
+      rpInitiatedLogout: {
+        enabled: true,
+        async logoutSource(ctx, form) {
+          const signOut = page(
+            'Sign out',
+            `${form}<p>Sign out of your account on this provider?</p><button type="submit" form="op.logoutForm" name="logout" value="yes">Sign out</button>`,
+            postLogoutOrigins(ctx),
+          );
+          ctx.set(signOut.headers);
+          ctx.body = signOut.html;
+        },
+        async postLogoutSuccessSource(ctx) {
+          const done = page(
+            'You signed out of your account',
+            '<p>It\u2019s a good idea to close all browser windows.</p>',
+          );
+          ctx.set(done.headers);
+          ctx.body = done.html;
+        },
+      },
+    },
+    // Sessions, codes and grants in this process's memory, as documented (lost on restart): the
+    // library's own store, given explicitly instead of its development default and that default's warning.
+    adapter: createMemoryAdapter(),
+    formats: { customizers: { jwt: resources.accessToken } },
+    ttl: TTL,
+    renderError: entraErrorPage(tenantId),
+  };
+
+  /** The origins a sign-out may redirect to: a form's CSP must allow where its redirects lead. */
+  function postLogoutOrigins(ctx: KoaContextWithOIDC) {
+    const app = directory.application(clientIdOf(ctx));
+    return (app?.postLogoutRedirectUris ?? []).map((uri) => new URL(uri).origin);
+  }
+
+  const provider = new Provider(issuer, configuration);
+  entraShapes(provider, tenantId, options.log);
+  return provider;
+}

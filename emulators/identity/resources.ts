@@ -1,0 +1,103 @@
+/**
+ * Resources, as Entra names them by scope: `api://<clientId>/<scope>` is the app's that exposes that API,
+ * anything else (`User.Read`, `https://graph.microsoft.com/…`) is Microsoft Graph's. Access tokens for
+ * them are JWTs in Entra's v2 shape rather than RFC 9068's.
+ */
+import { type Configuration, errors } from 'oidc-provider';
+import type { Directory } from './directory.ts';
+
+/** Microsoft Graph: its resource URI and the application id its tokens carry as `aud`. */
+export const GRAPH_RESOURCE = 'https://graph.microsoft.com';
+export const GRAPH_APP_ID = '00000003-0000-0000-c000-000000000000';
+/** The delegated permissions Graph grants here: what `GET /me` needs. */
+const GRAPH_SCOPES = ['User.Read'];
+export const OIDC_SCOPES = new Set(['openid', 'profile', 'email', 'offline_access']);
+export const ACCESS_TOKEN_TTL = 3600;
+
+/** `api://x/user_impersonation` → `api://x`; a bare name (`User.Read`) is Graph's, as at Entra. */
+export const resourceOfScope = (scope: string) => {
+  const slash = scope.lastIndexOf('/');
+  return /^[a-z]+:\/\//.test(scope) && slash > scope.indexOf('//') + 1
+    ? scope.slice(0, slash)
+    : GRAPH_RESOURCE;
+};
+const bareScope = (scope: string) => scope.slice(scope.lastIndexOf('/') + 1);
+
+type Features = NonNullable<Configuration['features']>;
+type JwtCustomizer = NonNullable<NonNullable<NonNullable<Configuration['formats']>['customizers']>['jwt']>;
+
+export function resources(directory: Directory, tenantId: string) {
+  /** A resource's audience and scopes: Graph, or an app that exposes an API (`api://<clientId>`). */
+  function resourceServer(indicator: string) {
+    if (indicator === GRAPH_RESOURCE) return { audience: GRAPH_APP_ID, scopes: GRAPH_SCOPES };
+    const app = directory.applications.find((candidate) => candidate.identifierUri === indicator);
+    return app && { audience: app.clientId, scopes: app.scopes };
+  }
+
+  const indicators: Features['resourceIndicators'] = {
+    enabled: true,
+    async defaultResource(ctx) {
+      const scopes = String(ctx.oidc.params?.scope ?? '')
+        .split(' ')
+        .filter((s) => s && !OIDC_SCOPES.has(s));
+      const resources = [...new Set(scopes.map(resourceOfScope))];
+      return resources.length > 0 ? resources : GRAPH_RESOURCE;
+    },
+    useGrantedResource: async () => true,
+    async getResourceServerInfo(_ctx, indicator) {
+      const server = resourceServer(indicator);
+      if (!server) throw new errors.InvalidTarget();
+      const qualified = server.scopes.map((scope) => `${indicator}/${scope}`);
+      // Graph's permissions may be asked for bare (`User.Read`), as Entra allows.
+      const bare = indicator === GRAPH_RESOURCE ? server.scopes : [];
+      return {
+        scope: [...bare, ...qualified, `${indicator}/.default`].join(' '),
+        audience: server.audience,
+        accessTokenFormat: 'jwt',
+        accessTokenTTL: ACCESS_TOKEN_TTL,
+        jwt: { sign: { alg: 'RS256' } },
+      };
+    },
+  };
+
+  const accessToken: JwtCustomizer = async (_ctx, token, jwt) => {
+    const { payload } = jwt;
+    const clientId = String(payload.client_id);
+    const server = resourceServer(token.resourceServer?.identifier() ?? '');
+    const granted = String(payload.scope ?? '')
+      .split(' ')
+      .filter(Boolean);
+    const user = 'accountId' in token && token.accountId ? directory.userById(token.accountId) : undefined;
+    const app = directory.application(clientId);
+    const common = {
+      aud: payload.aud,
+      iss: payload.iss,
+      iat: payload.iat,
+      nbf: payload.iat,
+      exp: payload.exp,
+      tid: tenantId,
+      azp: clientId,
+      azpacr: '1',
+      uti: payload.jti,
+      ver: '2.0',
+    };
+    if (user) {
+      const scp = granted.some((scope) => scope.endsWith('/.default'))
+        ? (server?.scopes ?? [])
+        : [...new Set(granted.map(bareScope))];
+      jwt.payload = {
+        ...common,
+        oid: user.objectId,
+        sub: user.objectId,
+        name: user.displayName,
+        preferred_username: user.userPrincipalName,
+        scp: scp.join(' '),
+      };
+    } else {
+      jwt.payload = { ...common, oid: app?.principalId, sub: app?.principalId, idtyp: 'app' };
+    }
+    jwt.header = { typ: 'JWT' };
+  };
+
+  return { indicators, accessToken };
+}
