@@ -34,11 +34,20 @@ const upload = (container: string, name: string, text: string) =>
     });
 
 describe('blob storage (Azurite) through @azure/storage-blob', () => {
+  it('has the containers the topology declares from the start, as the Azure template creates them', async () => {
+    expect(context.topology.storage.containers).toEqual(['attachments', 'tasks']);
+    const names = [];
+    for await (const container of service.listContainers()) names.push(container.name);
+    expect(names).toEqual(['attachments', 'tasks']);
+    // The app's own create-if-missing finds them.
+    expect((await service.getContainerClient('attachments').createIfNotExists()).succeeded).toBe(false);
+  });
+
   it('creates a container if missing, stores content type and metadata, lists and deletes', async () => {
-    const container = service.getContainerClient('attachments');
+    const container = service.getContainerClient('scratch');
     expect((await container.createIfNotExists()).succeeded).toBe(true);
     expect((await container.createIfNotExists()).succeeded).toBe(false);
-    await upload('attachments', 't-1/notes.txt', 'hello');
+    await upload('scratch', 't-1/notes.txt', 'hello');
 
     const properties = await container.getBlobClient('t-1/notes.txt').getProperties();
     expect(properties.contentType).toBe('text/plain');
@@ -109,9 +118,19 @@ describe('blob storage (Azurite) through @azure/storage-blob', () => {
 
     // The daily run is due once the clock passes a day: wait for its effect, not for time.
     const old = service.getContainerClient('attachments').getBlobClient('old/a.txt');
-    await expect.poll(() => old.exists(), { timeout: 10_000 }).toBe(false);
+    await expect.poll(() => old.exists(), { timeout: 60_000 }).toBe(false);
     expect(await service.getContainerClient('attachments').getBlobClient('new/b.txt').exists()).toBe(true);
     expect(await service.getContainerClient('tasks').getBlobClient('old.json').exists()).toBe(true);
     expect(await service.getContainerClient('tasks').getBlobClient('kept.json').exists()).toBe(true);
+  });
+
+  it('a run asked for while the daily one runs waits for it: both succeed, the blob deleted once', async () => {
+    await upload('attachments', 'race/c.txt', 'old');
+    // Moving the clock makes the daily run due at once; the run asked for here starts meanwhile.
+    context.clock.advance(2 * DAY);
+    const asked = (await running.actions?.runLifecycle?.(undefined)) as { deleted: string[] };
+    const gone = service.getContainerClient('attachments').getBlobClient('race/c.txt');
+    await expect.poll(() => gone.exists(), { timeout: 60_000 }).toBe(false);
+    expect(asked.deleted.filter((name) => name === 'attachments/race/c.txt').length).toBeLessThanOrEqual(1);
   });
 });

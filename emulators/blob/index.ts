@@ -6,8 +6,8 @@ import { ACCOUNT, blobConnectionString, startAzurite, stopAzurite } from './azur
 import { LIFECYCLE_PERIOD_MS, type LifecycleReport, runLifecycle } from './lifecycle.ts';
 
 /**
- * Blob storage: Azurite's blob service, plus the lifecycle management policy Azurite lacks,
- * run daily on the stack clock and on demand (action `runLifecycle`).
+ * Blob storage: Azurite's blob service with the topology's containers, plus the lifecycle management
+ * policy Azurite lacks, run daily on the stack clock and on demand (action `runLifecycle`).
  */
 export default defineEmulator({
   name: 'blob',
@@ -24,17 +24,35 @@ export default defineEmulator({
     const blob = `http://127.0.0.1:${port}/${ACCOUNT}`;
     const connectionString = blobConnectionString(blob, context.secrets.storageKey);
     const service = (await sdk).BlobServiceClient.fromConnectionString(connectionString);
+    // The containers the topology declares exist from the start, as the Azure template creates them.
+    try {
+      for (const name of context.topology.storage.containers) {
+        if ((await service.getContainerClient(name).createIfNotExists()).succeeded)
+          context.log(`created container '${name}' from the topology`);
+      }
+    } catch (error) {
+      await stopAzurite(child);
+      throw new Error(`could not create the topology's containers: ${(error as Error).message}`);
+    }
     const rules = context.topology.storage.managementPolicy.policy.rules;
 
     // Azure runs lifecycle policies about once a day; remember the last run so restarts keep the rhythm.
     const lastRunPath = context.stateDir && join(context.stateDir, 'lifecycle.json');
     let last = (lastRunPath && readJsonIfExists<LifecycleReport>(lastRunPath)) || undefined;
     let cancelSchedule = () => {};
-    const run = async () => {
+    const runOnce = async () => {
       last = await runLifecycle(service, rules, context.clock);
       if (lastRunPath) writeFileAtomic(lastRunPath, JSON.stringify(last));
       if (last.deleted.length) context.log(`lifecycle: deleted ${last.deleted.join(', ')}`);
       return last;
+    };
+    // One run at a time: the daily run (due when the clock moves) and one asked for meanwhile would
+    // otherwise race to delete the same blobs.
+    let queue: Promise<unknown> = Promise.resolve();
+    const run = () => {
+      const next = queue.then(runOnce, runOnce);
+      queue = next.catch(() => {});
+      return next;
     };
     const schedule = () => {
       const next = (last ? Date.parse(last.ranAt) : context.clock.now()) + LIFECYCLE_PERIOD_MS;

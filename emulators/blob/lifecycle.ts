@@ -42,8 +42,15 @@ export async function runLifecycle(
       for await (const blob of client.listBlobsFlat({ prefix: blobPrefix })) {
         const modified = clock.toStackTime(blob.properties.lastModified.getTime());
         if (!types.has(blob.properties.blobType ?? '') || now - modified <= days * DAY_MS) continue;
-        await client.deleteBlob(blob.name, { deleteSnapshots: 'include' });
-        deleted.push(`${container}/${blob.name}`);
+        // Gone meanwhile (a client deleted it) is as good as deleted here: only ours are reported.
+        const { succeeded } = await client.deleteBlob(blob.name, { deleteSnapshots: 'include' }).then(
+          () => ({ succeeded: true }),
+          (error: { statusCode?: number }) => {
+            if (error.statusCode === 404) return { succeeded: false };
+            throw error;
+          },
+        );
+        if (succeeded) deleted.push(`${container}/${blob.name}`);
       }
     }
   }

@@ -8,22 +8,8 @@ beforeAll(async () => {
 afterAll(() => entra.close());
 
 describe('Entra ID (RBAC) authorization: the functionApp identity, Data Contributor', () => {
-  it('finds no TasksDB until it is created with the key, then works with items', async () => {
+  it('finds TasksDB/Tasks created from the topology at start and works with items', async () => {
     const client = await entra.clientAs('functionApp');
-    // Nothing is pre-created: a role-based app cannot create TasksDB itself (403, substatus 5300).
-    const missing = await client
-      .database('TasksDB')
-      .read()
-      .catch((e) => e);
-    expect(missing.code).toBe(404);
-    const refused = await client.databases.createIfNotExists({ id: 'TasksDB' }).catch((e) => e);
-    expect(refused.code).toBe(403);
-    expect(refused.headers['x-ms-substatus']).toBe('5300');
-
-    // What the deployment template (or the key-based function app on first use) does.
-    const { database: byKey } = await entra.cosmos.client().databases.createIfNotExists({ id: 'TasksDB' });
-    await byKey.containers.createIfNotExists({ id: 'Tasks', partitionKey: { paths: ['/id'] } });
-
     const container = client.database('TasksDB').container('Tasks');
     const created = await container.items.create({ id: 'aad-1', title: 'by token' });
     expect(created.statusCode).toBe(201);
@@ -33,6 +19,10 @@ describe('Entra ID (RBAC) authorization: the functionApp identity, Data Contribu
     // createIfNotExists of what exists only reads: allowed.
     const { database } = await client.databases.createIfNotExists({ id: 'TasksDB' });
     expect(database.id).toBe('TasksDB');
+    // What the topology does not declare, a role-based app cannot create (403, substatus 5300).
+    const refused = await client.databases.createIfNotExists({ id: 'NotDeclared' }).catch((e) => e);
+    expect(refused.code).toBe(403);
+    expect(refused.headers['x-ms-substatus']).toBe('5300');
   });
 
   it('may not manage databases: Cosmos refuses control-plane requests to tokens, with its 403 text', async () => {

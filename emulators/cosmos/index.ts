@@ -1,7 +1,8 @@
 /**
  * The Cosmos DB emulator: the SQL API over HTTPS as @azure/cosmos speaks it — databases, containers,
  * documents, queries, transactional batches and the change feed — with master-key and Entra ID (RBAC)
- * authorization, kept in memory or in an append-only log under the state directory.
+ * authorization, kept in memory or in an append-only log under the state directory. The databases and
+ * containers the topology declares are created at start when missing.
  */
 import type { IncomingMessage } from 'node:http';
 import { get } from 'node:https';
@@ -12,6 +13,7 @@ import { createTokenVerifier, TokenError } from '../identity/verify.ts';
 import { Account } from './account.ts';
 import { type Credential, requiredAction, roleAllows, type Target } from './auth.ts';
 import { errors } from './errors.ts';
+import { provision } from './provision.ts';
 import { createCosmosServer } from './server.ts';
 import { fileStore, memoryStore } from './store.ts';
 
@@ -64,6 +66,10 @@ export default defineEmulator({
     if (store.snapshot) account.load(store.snapshot);
     for (const record of store.records) account.apply(record);
     if (store.records.length > 0) await store.compact();
+    const provisioned = provision(account, context.topology.cosmos.databases);
+    await store.append(provisioned.records);
+    if (provisioned.created.length > 0)
+      context.log(`created from the topology: ${provisioned.created.join(', ')}`);
 
     const service = { account, store, clock: context.clock, endpoint: '' };
     let authorize: ReturnType<typeof rbac> = async () => {};

@@ -6,9 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import type { StackClock } from '../core/clock.ts';
 import type { Topology } from '../core/topology.ts';
+import type { CloudEvent } from './cloudevents.ts';
 import type { GridEvent } from './events.ts';
 import type { DeadLetter, DeliveryStore, PendingDelivery } from './store.ts';
-import { deliverToFunction } from './webhook.ts';
+import { createWebhook } from './webhook.ts';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -62,6 +63,7 @@ export function createDeliverer(options: DelivererOptions) {
   const pending = new Map(state.pending.map((item) => [item.key, item]));
   const deadLetters: DeadLetter[] = state.deadLetters;
   const attempts: DeliveryAttempt[] = [];
+  const webhook = createWebhook(options);
   const timers = new Map<string, () => void>();
   const inFlight = new Map<string, { abort: AbortController; done: Promise<void> }>();
   let stopped = false;
@@ -103,17 +105,7 @@ export function createDeliverer(options: DelivererOptions) {
     const expiresAt = item.publishTime + EVENT_TTL_MS;
     if (clock.now() >= expiresAt) return deadLetter(item, 'TimeToLiveExceeded');
     const abort = new AbortController();
-    const result = deliverToFunction(
-      {
-        baseUrl: options.functionsBaseUrl,
-        extensionKey: options.extensionKey,
-        functionName: subscription.function,
-        subscriptionName: subscription.name,
-      },
-      item.event,
-      item.attempts,
-      abort.signal,
-    );
+    const result = webhook.send(subscription, item.event, item.attempts, abort.signal);
     inFlight.set(item.key, { abort, done: result.then(() => {}) });
     const { status, outcome, error } = await result;
     inFlight.delete(item.key);
@@ -162,13 +154,14 @@ export function createDeliverer(options: DelivererOptions) {
 
   return {
     /** Queues the events for every subscription whose filter they pass, durably, before the publish is answered. */
-    publish(topic: string, events: GridEvent[]): void {
+    publish(topic: string, events: (GridEvent | CloudEvent)[]): void {
       const now = clock.now();
       const queued: PendingDelivery[] = [];
       for (const event of events) {
         for (const subscription of subscriptions.get(topic) ?? []) {
           const types = subscription.eventTypes.map((type) => type.toLowerCase());
-          if (types.length > 0 && !types.includes(event.eventType.toLowerCase())) continue;
+          const type = 'specversion' in event ? event.type : event.eventType;
+          if (types.length > 0 && !types.includes(type.toLowerCase())) continue;
           queued.push({
             key: randomUUID(),
             subscription: subscription.name,

@@ -37,26 +37,26 @@ const PROPERTIES = new Set([
 ]);
 /** The order in which the service reports missing properties. */
 const REQUIRED = ['subject', 'id', 'eventType', 'eventTime'] as const;
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$/i;
+export const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$/i;
 
-const invalid = (message: string) => new EventGridError(400, 'InputJsonInvalid', message);
-const nonConforming = () =>
+export const invalid = (message: string) => new EventGridError(400, 'InputJsonInvalid', message);
+export const nonConforming = (schema = SCHEMA) =>
   invalid(
-    `This resource is configured to receive event in '${SCHEMA}' schema. The JSON received does not conform to the expected schema.`,
+    `This resource is configured to receive event in '${schema}' schema. The JSON received does not conform to the expected schema.`,
   );
 
-/** How Json.NET names the token it found where it wanted an array. */
-function tokenName(value: unknown): string {
+/** How Json.NET names the token it found where it wanted an array or object. */
+export function tokenName(value: unknown): string {
+  if (Array.isArray(value)) return 'StartArray';
   if (value === null) return 'Null';
   if (typeof value === 'object') return 'StartObject';
   if (typeof value === 'number') return Number.isInteger(value) ? 'Integer' : 'Float';
   return typeof value === 'boolean' ? 'Boolean' : 'String';
 }
 
-function checkEvent(input: unknown, topicId: string): GridEvent {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw nonConforming();
-  const event = input as Record<string, unknown>;
-  if (Buffer.byteLength(JSON.stringify(input)) > MAX_EVENT_BYTES) {
+/** Refuses one event over the per-event limit. */
+export function checkSize(event: object): void {
+  if (Buffer.byteLength(JSON.stringify(event)) > MAX_EVENT_BYTES) {
     throw new EventGridError(
       413,
       'PayloadTooLarge',
@@ -64,6 +64,12 @@ function checkEvent(input: unknown, topicId: string): GridEvent {
       false,
     );
   }
+}
+
+function checkEvent(input: unknown, topicId: string): GridEvent {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw nonConforming();
+  const event = input as Record<string, unknown>;
+  checkSize(event);
   const unexpected = Object.keys(event).find((name) => !PROPERTIES.has(name));
   if (unexpected !== undefined) {
     throw invalid(
@@ -110,16 +116,20 @@ function checkEvent(input: unknown, topicId: string): GridEvent {
   };
 }
 
-/** Parses and checks a publish body; throws the EventGridError the service would answer. */
-export function parseEvents(body: Buffer, topicId: string): GridEvent[] {
+/** A publish body as JSON, or the service's answer to one that is not. */
+export function parseJson(body: Buffer): unknown {
   const text = body.toString('utf8');
   if (text.trim() === '') throw invalid('Unexpected end when reading JSON.');
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
     throw invalid('Unexpected character encountered while parsing JSON.');
   }
+}
+
+/** Parses and checks a publish body; throws the EventGridError the service would answer. */
+export function parseEvents(body: Buffer, topicId: string): GridEvent[] {
+  const parsed = parseJson(body);
   if (!Array.isArray(parsed))
     throw invalid(`Unexpected token when reading JSON. Expected: StartArray, actual: ${tokenName(parsed)}.`);
   if (parsed.length === 0) throw nonConforming();

@@ -1,6 +1,7 @@
 /**
- * The Event Grid emulator: the custom topics of the topology over HTTPS (Event Grid schema, access key or
- * SAS token), and push delivery of their events to the Functions host's Event Grid webhook, retried on
+ * The Event Grid emulator: the custom topics of the topology over HTTPS (Event Grid or CloudEvents 1.0
+ * schema, access key or SAS token), and push delivery of their events to the Functions host's Event Grid
+ * webhook or to webhooks (CloudEvents ones after the abuse-protection handshake), retried on
  * Event Grid's schedule, dead-lettered, and persisted so that a restart resumes pending deliveries.
  */
 import { z } from 'zod';
@@ -28,14 +29,6 @@ export default defineEmulator({
   }),
   async start(options, context) {
     const topics = context.topology.eventGrid.topics;
-    const unsupported = topics
-      .flatMap((topic) => topic.subscriptions)
-      .find((subscription) => subscription.endpointType !== 'AzureFunction');
-    if (unsupported) {
-      throw new Error(
-        `subscription ${unsupported.name}: endpoint type ${unsupported.endpointType} is not emulated (only AzureFunction)`,
-      );
-    }
     const server = createTlsServer(context.tls);
     // Topic URLs name the port: requests are served once it is known.
     let handle: ReturnType<typeof eventGridHandler> | undefined;
@@ -70,9 +63,9 @@ export default defineEmulator({
     });
     const origin = `https://${LOOPBACK}:${port}`;
     const endpoints = new Map<string, TopicEndpoint>(
-      topics.map(({ name }) => [
+      topics.map(({ name, inputSchema }) => [
         name.toLowerCase(),
-        { name, url: `${origin}/${name}/api/events`, resourceId: resourceId(name) },
+        { name, url: `${origin}/${name}/api/events`, resourceId: resourceId(name), inputSchema },
       ]),
     );
     handle = eventGridHandler({

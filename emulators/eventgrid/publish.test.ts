@@ -84,7 +84,7 @@ describe('publishing with @azure/eventgrid', () => {
       { id: 'sdk-1', eventType: TYPE, subject: 'tasks/sdk-1', dataVersion: '1.0', data: task('sdk-1') },
     ]);
 
-    await expect.poll(() => receiver.deliveriesOf('sdk-1').length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => receiver.deliveriesOf('sdk-1').length, { timeout: 60_000 }).toBe(1);
     const [delivery] = receiver.deliveriesOf('sdk-1');
     expect(delivery?.url.pathname).toBe('/runtime/webhooks/eventgrid');
     expect(Object.fromEntries(delivery?.url.searchParams ?? [])).toEqual({
@@ -124,7 +124,7 @@ describe('publishing with @azure/eventgrid', () => {
     await client.send([
       { id: 'sas-1', eventType: TYPE, subject: 'tasks/sas-1', dataVersion: '1.0', data: {} },
     ]);
-    await expect.poll(() => receiver.deliveriesOf('sas-1').length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => receiver.deliveriesOf('sas-1').length, { timeout: 60_000 }).toBe(1);
 
     // The expiry is read on the stack clock.
     const soon = await generateSharedAccessSignature(endpoint, key, new Date(context.clock.now() + 60_000));

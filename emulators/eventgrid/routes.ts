@@ -1,12 +1,13 @@
 /**
  * The Event Grid topic's HTTP surface: `POST /<topic>/api/events` (Azure puts the topic in the host name;
  * here every topic shares one host, so it leads the path). Checks run in the service's order: route,
- * method, key, size, schema; the events are queued for delivery before the 200 goes out.
+ * method, key, size, schema (the topic's input schema: Event Grid or CloudEvents 1.0); the events are queued for delivery before the 200 goes out.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { StackClock } from '../core/clock.ts';
 import { BodyTooLargeError, readBody } from '../core/http.ts';
 import type { PublisherAuth } from './auth.ts';
+import { parseCloudEvents } from './cloudevents.ts';
 import type { Deliverer } from './delivery.ts';
 import { EventGridError, sendError } from './errors.ts';
 import { MAX_REQUEST_BYTES, parseEvents } from './events.ts';
@@ -17,6 +18,7 @@ export interface TopicEndpoint {
   url: string;
   /** What the service stamps into each event's `topic`. */
   resourceId: string;
+  inputSchema: 'EventGridSchema' | 'CloudEventSchemaV1_0';
 }
 
 export interface RoutesOptions {
@@ -67,7 +69,11 @@ export function eventGridHandler(options: RoutesOptions) {
         false,
       );
     }
-    deliverer.publish(topic.name, parseEvents(body, topic.resourceId));
+    const events =
+      topic.inputSchema === 'CloudEventSchemaV1_0'
+        ? parseCloudEvents(body, req.headers['content-type'])
+        : parseEvents(body, topic.resourceId);
+    deliverer.publish(topic.name, events);
     res.writeHead(200, { 'content-length': 0 }).end();
   }
 

@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import { readJsonIfExists, writeFileAtomic } from '../core/files.ts';
+import type { CloudEvent } from './cloudevents.ts';
 import type { GridEvent } from './events.ts';
 
 /** One event on its way to one subscription. Times are stack time, ms since the epoch. */
@@ -12,7 +13,7 @@ export interface PendingDelivery {
   /** Unique per event and subscription: publishers may reuse event ids. */
   key: string;
   subscription: string;
-  event: GridEvent;
+  event: GridEvent | CloudEvent;
   publishTime: number;
   /** Attempts made so far (what the next request's `aeg-delivery-count` says). */
   attempts: number;
@@ -23,7 +24,7 @@ export interface PendingDelivery {
 }
 
 /** A dead-lettered event in the shape Event Grid writes to its dead-letter blobs, plus the subscription. */
-export interface DeadLetter extends GridEvent {
+export type DeadLetter = (GridEvent | CloudEvent) & {
   subscription: string;
   deadLetterReason: 'MaxDeliveryAttemptsExceeded' | 'TimeToLiveExceeded';
   deliveryAttempts: number;
@@ -31,7 +32,7 @@ export interface DeadLetter extends GridEvent {
   lastHttpStatusCode?: number;
   publishTime: string;
   lastDeliveryAttemptTime?: string;
-}
+};
 
 export interface DeliveryState {
   pending: PendingDelivery[];

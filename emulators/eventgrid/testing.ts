@@ -27,14 +27,31 @@ export interface Received {
   body: unknown;
 }
 
+/** The CloudEvents abuse-protection handshake (an OPTIONS request) and what the receiver answered. */
+export interface Handshake {
+  url: URL;
+  headers: IncomingHttpHeaders;
+}
+
 export async function startReceiver() {
   const received: Received[] = [];
+  const handshakes: Handshake[] = [];
   let answer: (request: Received) => number = () => 200;
+  // A webhook that supports CloudEvents allows Event Grid's origin, as the spec's handshake asks.
+  let allow: (request: Handshake) => Record<string, string> = (request) => ({
+    'webhook-allowed-origin': String(request.headers['webhook-request-origin'] ?? ''),
+  });
   const server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://receiver');
+    if (req.method === 'OPTIONS') {
+      const handshake = { url, headers: req.headers };
+      handshakes.push(handshake);
+      return res.writeHead(200, { ...allow(handshake), 'content-length': 0 }).end();
+    }
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const request = {
-      url: new URL(req.url ?? '/', 'http://receiver'),
+      url,
       headers: req.headers,
       body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown,
     };
@@ -45,13 +62,21 @@ export async function startReceiver() {
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     received,
+    handshakes,
     /** Sets how the receiver answers from now on. */
     answerWith(fn: (request: Received) => number) {
       answer = fn;
     },
-    /** What arrived for the event with this id. */
+    /** Sets the headers the receiver answers a handshake with from now on. */
+    handshakeWith(fn: (request: Handshake) => Record<string, string>) {
+      allow = fn;
+    },
+    /** What arrived for the event with this id (one-event arrays, or a CloudEvent on its own). */
     deliveriesOf(eventId: string) {
-      return received.filter((r) => Array.isArray(r.body) && (r.body as { id: string }[])[0]?.id === eventId);
+      return received.filter((r) => {
+        const event = (Array.isArray(r.body) ? r.body[0] : r.body) as { id?: string } | undefined;
+        return event?.id === eventId;
+      });
     },
     stop: () => close(server),
   };

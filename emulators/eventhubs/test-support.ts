@@ -4,10 +4,19 @@ import {
   type EventPosition,
   type LastEnqueuedEventProperties,
   type ReceivedEventData,
+  type RetryOptions,
   type SubscribeOptions,
 } from '@azure/event-hubs';
+import type { TokenCredential } from '@azure/identity';
 import type { EmulatorContext, RunningEmulator } from '../core/emulator.ts';
-import { waitFor as coreWaitFor, startEmulator, testContext, testDataDir } from '../core/testing.ts';
+import {
+  waitFor as coreWaitFor,
+  startEmulator,
+  testContext,
+  testDataDir,
+  useManagedIdentityEnv,
+} from '../core/testing.ts';
+import identity from '../identity/index.ts';
 import eventhubs from './index.ts';
 
 export const HUB = 'taskevents';
@@ -23,9 +32,53 @@ export interface Started {
 export async function startEventHubs(opts: { inMemory?: boolean } = {}): Promise<Started> {
   const { dir, remove } = testDataDir();
   const context = await testContext(dir, opts);
-  const running = await startEmulator(eventhubs, { port: 0 }, context);
+  const running = await startEmulator(eventhubs, { port: 0, tlsPort: 0 }, context);
   return { running, context, connectionString: running.endpoints.connectionString as string, dir, remove };
 }
+
+/** Event Hubs next to the identity emulator: clients may sign in with Entra ID tokens over AMQPS. */
+export interface EntraStarted extends Started {
+  /** `127.0.0.1:<port>` of the TLS listener, what an SDK is given as the fully qualified namespace. */
+  fullyQualifiedNamespace: string;
+  /** The identity provider's issuer (tokens the emulator accepts name it). */
+  issuer: string;
+  /** Points @azure/identity's managed-identity environment at the emulator as this app (one app per file: MSAL caches). */
+  signInAs(app: string): void;
+}
+
+export async function startEventHubsWithIdentity(): Promise<EntraStarted> {
+  const { dir, remove } = testDataDir();
+  const context = await testContext(dir, { inMemory: true });
+  const idp = await startEmulator(identity, { port: 0 }, context);
+  const { issuer, jwksUri } = idp.endpoints;
+  const running = await startEmulator(eventhubs, { port: 0, tlsPort: 0, issuer, jwksUri }, context);
+  let restoreEnv = () => {};
+  return {
+    running: {
+      ...running,
+      async stop() {
+        restoreEnv();
+        await running.stop();
+        await idp.stop();
+      },
+    },
+    context,
+    connectionString: running.endpoints.connectionString as string,
+    fullyQualifiedNamespace: running.endpoints.fullyQualifiedNamespace as string,
+    issuer: issuer as string,
+    dir,
+    remove,
+    signInAs(app) {
+      restoreEnv = useManagedIdentityEnv(
+        idp.endpoints.identityEndpoint as string,
+        context.secrets.identities[app]?.header,
+      );
+    },
+  };
+}
+
+/** What a consumer connects with: a connection string, or a namespace and a token credential. */
+export type Connection = string | { fullyQualifiedNamespace: string; credential: TokenCredential };
 
 /** Polls `check` until it holds; fails with `what` after `timeoutMs` (core's waitFor, check first). */
 export const waitFor = (check: () => boolean, what: string, timeoutMs?: number): Promise<unknown> =>
@@ -43,12 +96,22 @@ export interface Recording {
 }
 
 export function record(
-  connectionString: string,
+  connection: Connection,
   partitionId: string,
   startPosition: EventPosition,
-  options: Partial<SubscribeOptions> & { consumerGroup?: string } = {},
+  options: Partial<SubscribeOptions> & { consumerGroup?: string; retryOptions?: RetryOptions } = {},
 ): Recording {
-  const client = new EventHubConsumerClient(options.consumerGroup ?? '$default', connectionString, HUB);
+  const { consumerGroup = '$default', retryOptions, ...subscribeOptions } = options;
+  const client =
+    typeof connection === 'string'
+      ? new EventHubConsumerClient(consumerGroup, connection, HUB, { retryOptions })
+      : new EventHubConsumerClient(
+          consumerGroup,
+          connection.fullyQualifiedNamespace,
+          HUB,
+          connection.credential,
+          { retryOptions },
+        );
   const events: ReceivedEventData[] = [];
   const errors: Error[] = [];
   let batches = 0;
@@ -65,7 +128,7 @@ export function record(
         errors.push(error);
       },
     },
-    { startPosition, maxWaitTimeInSeconds: 0.2, ...options },
+    { startPosition, maxWaitTimeInSeconds: 0.2, ...subscribeOptions },
   );
   return {
     events,

@@ -84,6 +84,7 @@ async function hostServer(dataDir: string, options: Record<string, unknown>) {
   const start: ToComponent = {
     type: 'start',
     name: 'functions',
+    emulator: 'functions',
     options: { port: 0, ...options },
     stateDir: join(dataDir, 'state'),
     tls: context.tls,

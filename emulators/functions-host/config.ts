@@ -36,6 +36,11 @@ export interface HostConfig {
   /** Failed tries before a blob goes to the poison store (`extensions.queues.maxDequeueCount`). */
   maxDequeueCount: number;
   eventHubs: { maxBatchSize: number; checkpointFrequency: number };
+  /**
+   * local.settings.json `Host.MaxRequestBodySize`: the app promises that none of its HTTP functions
+   * accepts a larger body, so the host reads no more than this + 1 byte (see http/body.ts).
+   */
+  maxRequestBodySize: number | undefined;
 }
 
 /** Core Tools' default for a local host: the Consumption plan limit. */
@@ -86,13 +91,29 @@ export function loadHostConfig(appDir: string): HostConfig {
       maxBatchSize: eventHubs?.maxEventBatchSize ?? eventHubs?.maxBatchSize ?? 100,
       checkpointFrequency: eventHubs?.batchCheckpointFrequency ?? 1,
     },
+    maxRequestBodySize: readLocalSettings(appDir).Host?.MaxRequestBodySize,
   };
 }
 
 const localSettingsSchema = z.looseObject({
   IsEncrypted: z.boolean().optional(),
   Values: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+  /** Core Tools' local host settings (LocalHttpPort, CORS …); only MaxRequestBodySize is read, by this host alone. */
+  Host: z.looseObject({ MaxRequestBodySize: z.number().int().positive().optional() }).optional(),
 });
+
+/** local.settings.json, checked (an absent file is empty). */
+function readLocalSettings(appDir: string): z.output<typeof localSettingsSchema> {
+  let raw: unknown;
+  try {
+    raw = readJsonIfExists(join(appDir, 'local.settings.json')) ?? {};
+  } catch (error) {
+    throw new Error(`local.settings.json is not valid JSON: ${(error as Error).message}`);
+  }
+  const parsed = localSettingsSchema.safeParse(raw);
+  if (!parsed.success) throw new Error(`local.settings.json: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
 
 /**
  * The environment the app runs with. Precedence, as `func start` applies it: a variable already set
@@ -105,18 +126,11 @@ export function resolveAppSettings(
   settings: Record<string, string>,
   environment: NodeJS.ProcessEnv = process.env,
 ): Record<string, string> {
-  let raw: unknown;
-  try {
-    raw = readJsonIfExists(join(appDir, 'local.settings.json')) ?? {};
-  } catch (error) {
-    throw new Error(`local.settings.json is not valid JSON: ${(error as Error).message}`);
-  }
-  const parsed = localSettingsSchema.safeParse(raw);
-  if (!parsed.success) throw new Error(`local.settings.json: ${z.prettifyError(parsed.error)}`);
-  if (parsed.data.IsEncrypted)
+  const local = readLocalSettings(appDir);
+  if (local.IsEncrypted)
     throw new Error('local.settings.json is encrypted; this host reads only plain values');
   const resolved: Record<string, string> = {};
-  for (const [name, value] of Object.entries(parsed.data.Values ?? {})) {
+  for (const [name, value] of Object.entries(local.Values ?? {})) {
     if (!environment[name]) resolved[name] = String(value);
   }
   for (const [name, value] of Object.entries(settings)) resolved[name] = value;

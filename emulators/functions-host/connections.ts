@@ -1,5 +1,6 @@
 /** Named connections resolved from app settings, as the Functions extensions resolve them. */
 import { createRequire } from 'node:module';
+import type { CosmosClient } from '@azure/cosmos';
 import type { DefaultAzureCredential } from '@azure/identity';
 import { type BlobClient, BlobServiceClient } from '@azure/storage-blob';
 
@@ -27,6 +28,12 @@ export function appCredential(): DefaultAzureCredential {
   return credential;
 }
 
+/**
+ * The WebJobs host's storage clients retry as .NET's Azure.Storage does by default (3 retries from
+ * 0.8 s, exponential); the JS SDK's own default (4 s apart) would hide a storage outage for ~30 s.
+ */
+const HOST_STORAGE_RETRIES = { maxTries: 4, retryDelayInMs: 800, maxRetryDelayInMs: 60_000 };
+
 const clients = new Map<string, BlobServiceClient>();
 
 /** A blob service client for a connection (connection string, or `<name>__blobServiceUri` with an identity). */
@@ -37,10 +44,63 @@ export function blobService(settings: Settings, name: string | undefined): BlobS
   const cacheKey = value ?? serviceUri ?? '';
   let client = clients.get(cacheKey);
   if (client) return client;
-  if (value) client = BlobServiceClient.fromConnectionString(value);
-  else if (serviceUri) client = new BlobServiceClient(serviceUri, appCredential());
+  if (value) client = BlobServiceClient.fromConnectionString(value, { retryOptions: HOST_STORAGE_RETRIES });
+  else if (serviceUri)
+    client = new BlobServiceClient(serviceUri, appCredential(), { retryOptions: HOST_STORAGE_RETRIES });
   else throw new Error(`storage connection '${key}' is not configured: set the app setting ${key}`);
   clients.set(cacheKey, client);
+  return client;
+}
+
+/** `AccountEndpoint=…;AccountKey=…;` → its two parts. */
+function parseCosmosConnection(connection: string): { endpoint: string; key: string } {
+  const parts = Object.fromEntries(
+    connection.split(';').flatMap((part) => {
+      const at = part.indexOf('=');
+      return at > 0 ? [[part.slice(0, at).trim().toLowerCase(), part.slice(at + 1).trim()]] : [];
+    }),
+  );
+  if (!parts.accountendpoint || !parts.accountkey)
+    throw new Error('a Cosmos DB connection string needs AccountEndpoint and AccountKey');
+  return { endpoint: parts.accountendpoint, key: parts.accountkey };
+}
+
+/**
+ * A new Cosmos DB client for a connection: its connection string, or `<name>__accountEndpoint` with the
+ * app's identity. The SDK is loaded on first use (apps without Cosmos bindings never pay for it).
+ */
+export async function newCosmosClient(
+  settings: Settings,
+  name: string,
+): Promise<{ client: CosmosClient; endpoint: string }> {
+  const { CosmosClient } = await import('@azure/cosmos');
+  const connection = connectionSetting(settings, name);
+  const connectionPolicy = { enableEndpointDiscovery: false };
+  if (connection) {
+    const { endpoint, key } = parseCosmosConnection(connection);
+    return { client: new CosmosClient({ endpoint, key, connectionPolicy }), endpoint };
+  }
+  const endpoint = settings[`${name}__accountEndpoint`];
+  if (!endpoint)
+    throw new Error(`Cosmos DB connection '${name}' is not configured: set the app setting ${name}`);
+  return {
+    client: new CosmosClient({ endpoint, aadCredentials: appCredential(), connectionPolicy }),
+    endpoint,
+  };
+}
+
+const cosmosClients = new Map<string, Promise<CosmosClient>>();
+
+/** One shared client per connection, for bindings (a trigger makes, and disposes, its own). */
+export function cosmosClient(settings: Settings, name: string): Promise<CosmosClient> {
+  const key = connectionSetting(settings, name) ?? settings[`${name}__accountEndpoint`] ?? name;
+  let client = cosmosClients.get(key);
+  if (!client) {
+    client = newCosmosClient(settings, name).then(({ client }) => client);
+    // A failed creation (a missing setting) is not cached: the next run says so again.
+    client.catch(() => cosmosClients.delete(key));
+    cosmosClients.set(key, client);
+  }
   return client;
 }
 

@@ -20,6 +20,10 @@ let secrets: StackSecrets;
 let topic: Server;
 const published: { headers: IncomingHttpHeaders; body: unknown }[] = [];
 let topicStatus = 200;
+/** Answers for the next requests, before topicStatus (a topic failing, then coming back). */
+const topicAnswers: number[] = [];
+/** Event Grid's documented limit for a request. */
+const ONE_MB = 1_048_576;
 
 const base = () => host.endpoints.baseUrl as string;
 const webhook = (query: string, init: RequestInit) =>
@@ -48,8 +52,10 @@ beforeAll(async () => {
   topic = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    published.push({ headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString()) });
-    res.writeHead(topicStatus).end();
+    const body = Buffer.concat(chunks);
+    published.push({ headers: req.headers, body: JSON.parse(body.toString()) });
+    if (body.length > ONE_MB) res.writeHead(413).end('The maximum size (1049600) has been exceeded.');
+    else res.writeHead(topicAnswers.shift() ?? topicStatus).end();
   });
   await new Promise<void>((resolve) => topic.listen(0, '127.0.0.1', resolve));
   const endpoint = `http://127.0.0.1:${(topic.address() as AddressInfo).port}/api/events`;
@@ -245,5 +251,52 @@ describe('Event Grid output binding', () => {
     } finally {
       topicStatus = 200;
     }
+  });
+
+  const publish = (events: unknown[]) =>
+    fetch(`${base()}/publish`, { method: 'POST', body: JSON.stringify(events) });
+  const failure = (eventId: string) =>
+    waitFor('the failed invocation', () =>
+      readLog(logFile).find(
+        (e) =>
+          e.function === 'publish' &&
+          e.message.startsWith('Exception while executing') &&
+          e.message.includes(`(id ${eventId})`),
+      ),
+    );
+
+  it('retries a topic that fails for a moment (503, 503) as the SDK does, and publishes once', async () => {
+    published.length = 0;
+    topicAnswers.push(503, 503);
+    const events = [gridEvent('o4', {})];
+    expect((await publish(events)).status).toBe(202);
+    expect(published.map((p) => p.body)).toEqual([events, events, events]);
+  });
+
+  it('gives up after the SDK’s 3 retries: the invocation fails, naming the event and the answer', async () => {
+    published.length = 0;
+    topicAnswers.push(503, 503, 503, 503);
+    expect((await publish([gridEvent('o5', {})])).status).toBe(500);
+    expect(published).toHaveLength(4);
+    expect((await failure('o5')).message).toContain(
+      'Exception: eventGrid output: 1 of 1 event(s) not published. Event subject tasks/o5 (id o5): the topic answered 503 \n',
+    );
+  }, 60_000);
+
+  it('sends requests of at most 1 MB: an event the topic refuses (413) fails alone, the others are published', async () => {
+    published.length = 0;
+    const third = 'x'.repeat(ONE_MB / 3);
+    const big = gridEvent('big', { text: 'x'.repeat(ONE_MB) });
+    const events = [gridEvent('s1', third), gridEvent('s2', third), big, gridEvent('s3', {})];
+    expect((await publish(events)).status).toBe(500);
+    expect(published.map((p) => (p.body as { id: string }[]).map((e) => e.id))).toEqual([
+      ['s1', 's2'],
+      ['big'],
+      ['s3'],
+    ]);
+    const { message } = await failure('big');
+    expect(message).toContain(
+      'Exception: eventGrid output: 1 of 4 event(s) not published. Event subject tasks/big (id big): the topic answered 413 The maximum size (1049600) has been exceeded.\n',
+    );
   });
 });

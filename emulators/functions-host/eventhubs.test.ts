@@ -107,7 +107,7 @@ describe('Event Hubs trigger, cardinality many', () => {
       20_000,
     );
     await producer.sendBatch([{ body: 'after-crash' }], { partitionId: '1' });
-    await waitFor('after-crash', () => messages('after-crash').length === 1, 20_000);
+    await waitFor('after-crash', () => messages('after-crash').length === 1, 60_000);
     for (const text of ['task-1', 'task-4', 'after-restart']) expect(messages(text)).toHaveLength(1);
   });
 });

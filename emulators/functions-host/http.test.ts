@@ -1,9 +1,10 @@
 /** The host's HTTP side, driven over real HTTP: loading, settings, hooks, routes, methods, bodies, failures, logs. */
+import { statSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ComponentUnderTest, testDataDir, waitFor } from '../core/testing.ts';
-import { readLog, startCjsHost } from './test/helpers.ts';
+import { readLog, sendLarge, startCjsHost } from './test/helpers.ts';
 
 const data = testDataDir();
 const logFile = join(data.dir, 'logs', 'functions.jsonl');
@@ -132,6 +133,53 @@ describe('request bodies', () => {
   });
 });
 
+describe('request size (local.settings.json Host.MaxRequestBodySize: 2 MiB)', () => {
+  const LIMIT = 2 * 1024 * 1024;
+  const TOTAL = 64 * 1024 * 1024;
+  const refused = { status: 413, body: `Request too large: the limit is ${LIMIT} bytes.` };
+  // The host reads at most the limit + 1 byte; the rest is what sockets buffer on the way.
+  const MAX_SENT = 24 * 1024 * 1024;
+
+  it('lets the function refuse a body over the limit while it streams, with a declared Content-Length', async () => {
+    const result = await sendLarge(`${base}/api/limited`, TOTAL, true);
+    expect(result).toMatchObject(refused);
+    expect(result.sent).toBeLessThan(MAX_SENT);
+  });
+
+  it('and with a chunked body (no Content-Length)', async () => {
+    const result = await sendLarge(`${base}/api/limited`, TOTAL, false);
+    expect(result).toMatchObject(refused);
+    expect(result.sent).toBeLessThan(MAX_SENT);
+  });
+
+  it('survives a client that leaves in the middle of its body', async () => {
+    await new Promise<void>((resolve) => {
+      const req = request(`${base}/api/limited`, { method: 'POST', headers: { 'content-length': 1000 } });
+      req.on('error', () => resolve());
+      req.write(Buffer.alloc(500), () => req.destroy());
+      req.on('close', () => resolve());
+    });
+    await waitFor('the abort in the log', () =>
+      readLog(logFile).find((e) => e.message.startsWith('request POST /api/limited failed: Error: aborted')),
+    );
+    expect((await get('/api/limited', { method: 'POST', body: 'ok' })).status).toBe(200);
+  });
+
+  it('stays bounded under concurrent oversized uploads, then serves bodies up to the limit whole', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => sendLarge(`${base}/api/limited`, TOTAL, i % 2 === 0)),
+    );
+    for (const result of results) {
+      expect(result).toMatchObject(refused);
+      expect(result.sent).toBeLessThan(MAX_SENT);
+    }
+    for (const size of [LIMIT - 1, LIMIT]) {
+      const response = await get('/api/limited', { method: 'POST', body: Buffer.alloc(size, 'y') });
+      expect(await response.json()).toEqual({ bytes: size });
+    }
+  });
+});
+
 describe('failures and logs', () => {
   it('answers 500 with no stack trace when a function throws; the trace goes to the log; the host keeps serving', async () => {
     const response = await get('/api/fail');
@@ -186,6 +234,12 @@ describe('failures and logs', () => {
     ]);
     expect(lines[0]?.message).toContain(line.invocationId);
     await waitFor('the console line', () => host.output.includes('[hello] hello Grace'));
+  });
+
+  it('creates the JSON-lines log owner-only (0600), like every other file in logs/', async () => {
+    await get('/api/hello');
+    await waitFor('the log file', () => readLog(logFile).length > 0);
+    expect(statSync(logFile).mode & 0o777).toBe(0o600);
   });
 
   it('filters by host.json logging levels (Function.quiet.User: Warning)', async () => {

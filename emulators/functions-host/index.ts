@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { defineEmulator } from '../core/emulator.ts';
 import { close, listen } from '../core/http.ts';
+import { inputReader } from './bindings/inputs.ts';
 import { outputWriter, unsupportedBindings } from './bindings/outputs.ts';
 import { loadHostConfig, resolveAppSettings } from './config.ts';
 import { blobService, connectionSetting } from './connections.ts';
@@ -84,6 +85,7 @@ export default defineEmulator({
       logs,
       config.functionTimeoutMs,
       outputWriter(settings, context.clock),
+      inputReader(settings, context.clock),
     );
     const host: Host = {
       appDir,

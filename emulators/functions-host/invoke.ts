@@ -1,7 +1,8 @@
 /**
- * One invocation, as the worker runs it: the library's programming model builds the arguments, hooks run
- * around the handler, the model converts the result, then the host writes the output bindings. Adds what
- * the host does around it: the Executing/Executed lines, failures that never escape, and functionTimeout.
+ * One invocation, as the worker runs it: the host reads the input bindings, the library's programming
+ * model builds the arguments (inputs land in `context.extraInputs`), hooks run around the handler, the
+ * model converts the result, then the host writes the output bindings. Adds what the host does around
+ * it: the Executing/Executed lines, failures that never escape, and functionTimeout.
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -43,6 +44,12 @@ export type OutputWriter = (
   bindingData: Record<string, unknown>,
 ) => Promise<void>;
 
+/** Reads a function's input bindings (blob, Cosmos DB …) as input data. Throwing fails the invocation. */
+export type InputReader = (
+  fn: RegisteredFunction,
+  bindingData: Record<string, unknown>,
+) => Promise<RpcParameterBinding[]>;
+
 class FunctionTimeoutError extends Error {}
 
 /** `hh:mm:ss` as the host prints timeouts. */
@@ -54,6 +61,7 @@ export class Invoker {
     private readonly logs: FunctionLogs,
     private readonly timeoutMs: number | undefined,
     private readonly writeOutputs: OutputWriter,
+    private readonly readInputs: InputReader,
   ) {}
 
   /** Runs the app's `log` hooks (they may rewrite level and message), then logs. */
@@ -146,12 +154,14 @@ export class Invoker {
     const model = this.registry.programmingModel;
     if (!model) throw new Error('the app never registered a programming model');
     let invocationContext: unknown;
+    // Input bindings are read first, inside the invocation (and its timeout), as the host binds them.
+    const bound = await this.readInputs(fn, trigger.bindingData ?? {});
     const coreContext: CoreInvocationContext = {
       invocationId,
       request: {
         invocationId,
         functionId: fn.name,
-        inputData: trigger.inputData,
+        inputData: [...trigger.inputData, ...bound],
         triggerMetadata: trigger.triggerMetadata,
       },
       metadata: { name: fn.name, bindings: fn.bindings },

@@ -48,6 +48,14 @@ describe('keys', () => {
     expect((await get(`/api/keyed?code=${encodeURIComponent(await functionKey('hello'))}`)).status).toBe(401);
   });
 
+  it('reads the code query parameter in any case, as ASP.NET reads query names', async () => {
+    for (const name of ['CODE', 'Code', 'cOdE']) {
+      expect((await get(`/api/keyed?${name}=${secrets.functionKey}`)).status, name).toBe(200);
+      expect((await get(`/api/keyed?${name}=wrong`)).status, name).toBe(401);
+      expect((await get(`/admin/host/status?${name}=${secrets.masterKey}`)).status, name).toBe(200);
+    }
+  });
+
   it('requires the master key for authLevel admin', async () => {
     expect((await get(`/api/admin-only?code=${secrets.functionKey}`)).status).toBe(401);
     expect((await get(`/api/admin-only?code=${secrets.masterKey}`)).status).toBe(200);

@@ -1,7 +1,10 @@
-/** Listener start retries, on fake timers: the runtime's backoff, its log lines, and an end at host stop. */
+/**
+ * Listener start retries, on fake timers: the runtime's backoff, its log lines, and an end at host stop;
+ * and the outage tracker running listeners share.
+ */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Listener } from './host.ts';
-import { backoffDelays, RETRY_BOUNDS, startListener } from './listeners.ts';
+import { backoffDelays, OUTAGE_BOUNDS, Outage, RETRY_BOUNDS, startListener } from './listeners.ts';
 
 const NAME = 'Functions.late';
 
@@ -98,5 +101,30 @@ describe('listener start retries', () => {
     await (await startListener(NAME, start, log)).stop();
     expect(lines).toEqual([]);
     expect(state).toEqual({ attempts: 1, stops: 1 });
+  });
+});
+
+describe('outage of a running listener', () => {
+  const outage = () =>
+    new Outage({
+      down: (error, failures, retryInMs) => lines.push(`down ${failures} ${error.message} ${retryInMs}`),
+      up: (failures) => lines.push(`up after ${failures}`),
+    });
+
+  it('logs every failure with its backoff (2 s, growing, at most 30 s) and the recovery once', () => {
+    const tracker = outage();
+    tracker.recovered();
+    expect(lines).toEqual([]);
+    const delays = Array.from({ length: 8 }, (_, n) => tracker.failed(new Error(`refused ${n}`)));
+    expect(delays[0]).toBe(OUTAGE_BOUNDS.minMs);
+    expect(delays[1]).toBeGreaterThan(OUTAGE_BOUNDS.minMs);
+    expect(delays.at(-1)).toBe(OUTAGE_BOUNDS.maxMs);
+    expect(lines[0]).toBe(`down 1 refused 0 ${OUTAGE_BOUNDS.minMs}`);
+    expect(lines).toHaveLength(8);
+    tracker.recovered();
+    tracker.recovered();
+    expect(lines.slice(8)).toEqual(['up after 8']);
+    expect(tracker.failed('again')).toBe(OUTAGE_BOUNDS.minMs);
+    expect(lines.at(-1)).toBe(`down 1 again ${OUTAGE_BOUNDS.minMs}`);
   });
 });

@@ -70,3 +70,47 @@ export async function startListener(
     },
   };
 }
+
+/**
+ * Bounds for a running listener that lost what it reads from (store restarted, network gone): the same
+ * randomized backoff, capped at 30 s so that a flow resumes soon after its store is back.
+ */
+export const OUTAGE_BOUNDS = { minMs: 2_000, maxMs: 30_000 };
+
+/**
+ * One running listener's view of an outage of its store: `failed` counts a failure, has it logged and
+ * answers how long to wait before trying again; `recovered` (called on each success) logs the end of an
+ * outage once and starts the backoff afresh. One of these per flow (lease, partition, scan, status).
+ */
+export class Outage {
+  #failures = 0;
+  #delays: Iterator<number>;
+
+  constructor(
+    private readonly report: {
+      down(error: Error, failures: number, retryInMs: number): void;
+      up(failures: number): void;
+    },
+    private readonly bounds = OUTAGE_BOUNDS,
+  ) {
+    this.#delays = backoffDelays(bounds);
+  }
+
+  get failures(): number {
+    return this.#failures;
+  }
+
+  failed(error: unknown): number {
+    this.#failures++;
+    const delay = this.#delays.next().value;
+    this.report.down(error instanceof Error ? error : new Error(String(error)), this.#failures, delay);
+    return delay;
+  }
+
+  recovered(): void {
+    if (this.#failures === 0) return;
+    this.report.up(this.#failures);
+    this.#failures = 0;
+    this.#delays = backoffDelays(this.bounds);
+  }
+}

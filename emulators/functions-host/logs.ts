@@ -1,5 +1,5 @@
 /** Function logs: the console (through the component's log) and a JSON-lines file, filtered by host.json levels. */
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import type { StackClock } from '../core/clock.ts';
 import type { HostLogLevel } from './config.ts';
@@ -49,7 +49,7 @@ export class FunctionLogs {
   ) {
     if (options.logFile) {
       mkdirSync(dirname(options.logFile), { recursive: true });
-      this.#file = createWriteStream(options.logFile, { flags: 'a' });
+      this.#file = createWriteStream(options.logFile, { flags: 'a', mode: 0o600 });
     }
     // The most specific configured category wins, as in ASP.NET Core's logging filter.
     this.#levels = Object.entries(options.levels)
@@ -99,4 +99,23 @@ export class FunctionLogs {
     const file = this.#file;
     return new Promise((resolve) => (file ? file.end(resolve) : resolve()));
   }
+}
+
+/**
+ * The entries of a JSON-lines log file, for readers beside a running host: only complete lines, since
+ * the host may be half-way through writing the last one. A missing file has no entries.
+ */
+export function readLogFile(path: string): LogEntry[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  return text
+    .slice(0, text.lastIndexOf('\n') + 1)
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as LogEntry);
 }

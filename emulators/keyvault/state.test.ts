@@ -39,7 +39,7 @@ describe('Key Vault state', () => {
     const memory = await testContext(data.dir, { inMemory: true });
     // Same keys and identities as the stack, nothing persisted.
     Object.assign(memory, { secrets: stack.context.secrets, tls: stack.context.tls });
-    const options = stack.options({ seed: {} });
+    const options = stack.options();
     let volatile = await startEmulator(keyvault, options, memory);
     const client = new SecretClient(`${volatile.endpoints.vault}`, stack.credential, {
       disableChallengeResourceVerification: true,

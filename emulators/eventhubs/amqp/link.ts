@@ -1,14 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { AmqpError, EventContext, link as Link, Sender } from 'rhea';
 import type { StackClock } from '../../core/clock.ts';
+import type { EntraVerifier } from '../service/entra.ts';
 import { Fault, missingClaim } from '../service/faults.ts';
 import type { EventHubsNamespace } from '../service/namespace.ts';
-import { type Claim, covers, entityPath, isLive, type SasRule } from '../service/sas.ts';
+import { type Claim, covers, entityPath, isLive, type Right, type SasRule } from '../service/sas.ts';
 
-/** What the protocol handlers share: the service, the key rule, the clock and limits. */
+/** What the protocol handlers share: the service, the key rule, the token checks, the clock and limits. */
 export interface Service {
   namespace: EventHubsNamespace;
   rule: SasRule;
+  /** Checks an Entra ID token (put-token type `jwt`) and gives the claim its roles grant. */
+  verifyJwt: EntraVerifier;
   clock: StackClock;
   log(message: string): void;
   maxMessageSize: number;
@@ -45,17 +48,22 @@ export function amqpError(error: unknown, service: Service, entity: string): Amq
   };
 }
 
-/** Throws unless a live claim of this connection covers `address`. */
+/**
+ * Throws unless a live claim of this connection covers `address` with the right `claim` (or, when
+ * given, any of `accepted`: runtime information is readable with any right).
+ */
 export function requireClaim(
   state: ConnectionState,
   service: Service,
   address: string,
-  claim: 'Send' | 'Listen' | 'Manage',
+  claim: Right,
+  accepted: readonly Right[] = [claim],
 ): void {
   const resource = `${service.endpoint}/${address}`;
   const path = entityPath(resource);
-  if (!state.claims.some((c) => isLive(c, service.clock) && covers(c.path, path)))
-    throw missingClaim(claim, resource);
+  const grants = (c: Claim) =>
+    isLive(c, service.clock) && covers(c.path, path) && c.rights.some((right) => accepted.includes(right));
+  if (!state.claims.some(grants)) throw missingClaim(claim, resource);
 }
 
 /** The attach frame this end will answer with (rhea keeps it as `local.attach`, absent from its typings). */

@@ -11,6 +11,8 @@ import { amqpError, type ConnectionState, requireClaim, type Service } from './l
 
 const { types } = rhea;
 const SAS_TOKEN_TYPE = 'servicebus.windows.net:sastoken';
+/** What the SDKs send as the type of an Entra ID token. */
+const JWT_TOKEN_TYPE = 'jwt';
 const STR8 = 0xa1;
 
 function reply(request: Message, status: number, description: string, body?: unknown): Message {
@@ -31,20 +33,23 @@ function failure(request: Message, error: unknown, service: Service, entity: str
   };
 }
 
-/** put-token: verifies the SAS token and records what it grants on this connection. */
-export function putToken(request: Message, state: ConnectionState, service: Service): Message {
+/** put-token: verifies the SAS or Entra ID token and records what it grants on this connection. */
+export async function putToken(request: Message, state: ConnectionState, service: Service): Promise<Message> {
   const props = request.application_properties ?? {};
   const audience = String(props.name ?? '');
   const [hubName] = entityPath(audience).split('/');
   try {
     if (props.operation !== 'put-token')
       throw argumentError(`The operation '${props.operation}' is not supported.`);
-    if (props.type !== SAS_TOKEN_TYPE) {
+    if (props.type !== SAS_TOKEN_TYPE && props.type !== JWT_TOKEN_TYPE) {
       throw unauthorized(
-        `InvalidTokenType: only '${SAS_TOKEN_TYPE}' tokens are accepted; received '${props.type}'.`,
+        `InvalidTokenType: only '${SAS_TOKEN_TYPE}' and '${JWT_TOKEN_TYPE}' tokens are accepted; received '${props.type}'.`,
       );
     }
-    const claim = verifySasToken(request.body, audience, service.rule, service.clock);
+    const claim =
+      props.type === JWT_TOKEN_TYPE
+        ? await service.verifyJwt(request.body, audience)
+        : verifySasToken(request.body, audience, service.rule, service.clock);
     if (hubName && !service.namespace.hub(hubName)) throw entityNotFound(`${service.endpoint}/${hubName}`);
     // A renewed token replaces the one for the same resource, so the list stays small.
     state.claims = [...state.claims.filter((c) => c.path !== claim.path), claim];
@@ -84,7 +89,11 @@ function partitionInfo(hub: EventHub, partitionId: unknown) {
 }
 
 /** READ of `com.microsoft:eventhub` or `com.microsoft:partition`. */
-export function management(request: Message, state: ConnectionState, service: Service): Message {
+export async function management(
+  request: Message,
+  state: ConnectionState,
+  service: Service,
+): Promise<Message> {
   const props = request.application_properties ?? {};
   const name = String(props.name ?? '');
   try {
@@ -93,12 +102,22 @@ export function management(request: Message, state: ConnectionState, service: Se
     }
     const hub = service.namespace.hub(name);
     if (!hub) throw entityNotFound(`${service.endpoint}/${name}`);
-    // A token may come with the request itself; otherwise the connection's put-token must cover the hub.
-    if (props.security_token !== undefined) {
-      verifySasToken(props.security_token, `${service.endpoint}/${name}`, service.rule, service.clock);
-    } else {
-      requireClaim(state, service, `${hub.name}/$management`, 'Listen');
-    }
+    // A token may come with the request itself (a SAS or, from Entra ID clients, a JWT); otherwise
+    // the connection's put-token must cover the hub. Runtime information is readable with any right.
+    const token = props.security_token;
+    const claims =
+      token === undefined
+        ? state.claims
+        : [
+            typeof token === 'string' && token.startsWith('SharedAccessSignature ')
+              ? verifySasToken(token, `${service.endpoint}/${name}`, service.rule, service.clock)
+              : await service.verifyJwt(token, `${service.endpoint}/${name}`),
+          ];
+    requireClaim({ ...state, claims }, service, `${hub.name}/$management`, 'Listen', [
+      'Manage',
+      'Listen',
+      'Send',
+    ]);
     if (props.type === 'com.microsoft:eventhub') return reply(request, 200, 'OK', hubInfo(hub));
     if (props.type === 'com.microsoft:partition')
       return reply(request, 200, 'OK', partitionInfo(hub, props.partition));

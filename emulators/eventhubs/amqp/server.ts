@@ -1,11 +1,14 @@
 /**
- * The AMQP 1.0 endpoint: a TCP server on loopback whose connections rhea runs (SASL ANONYMOUS or no SASL,
- * as the SDKs do with `UseDevelopmentEmulator=true`). Links are routed by address to the `$cbs`,
+ * An AMQP 1.0 endpoint: a TCP server on loopback whose connections rhea runs (SASL ANONYMOUS or no SASL,
+ * as the SDKs do with `UseDevelopmentEmulator=true`), or the same over TLS (AMQPS, what the SDKs speak
+ * to a fully qualified namespace with a token credential). Links are routed by address to the `$cbs`,
  * `$management`, producer and consumer handlers. Nothing a client sends can take the server down:
  * protocol errors end that connection only, handler errors become AMQP errors on that link.
  */
 import { connect, createServer, type Socket } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import rhea, { type Connection, type EventContext, type link as Link, type Message } from 'rhea';
+import type { TlsMaterial } from '../../core/ca.ts';
 import { LOOPBACK, listen } from '../../core/http.ts';
 import { attachConsumer } from './consumer.ts';
 import { attachProducer } from './ingest.ts';
@@ -24,6 +27,7 @@ export interface AmqpServer {
 export async function startAmqpServer(
   port: number,
   makeService: (port: number) => Service,
+  tls?: TlsMaterial,
 ): Promise<AmqpServer> {
   const container = rhea.create_container({ id: 'taskstack-eventhubs' });
   const states = new WeakMap<Connection, ConnectionState>();
@@ -61,7 +65,12 @@ export async function startAmqpServer(
     open(receiver, address, (state, svc): LinkHandler => {
       if (!REQUEST_NODES.has(address)) return attachProducer(receiver, state, svc);
       const handle = address === '$cbs' ? putToken : management;
-      return { message: (context) => answer(context, state, svc, (request) => handle(request, state, svc)) };
+      return {
+        message: (context) =>
+          void answer(context, state, svc, (request) => handle(request, state, svc)).catch((error: Error) =>
+            svc.log(`request on ${address} failed: ${error.message}`),
+          ),
+      };
     });
   });
 
@@ -108,13 +117,16 @@ export async function startAmqpServer(
   );
   container.on('error', (error: Error) => log(`connection error: ${error?.message ?? error}`));
 
-  const server = createServer((socket) => {
+  const accept = (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     container
       .create_connection({ idle_time_out: IDLE_TIMEOUT_MS, autoaccept: false } as never)
       .accept(socket);
-  });
+  };
+  const server = tls ? createTlsServer({ key: tls.key, cert: tls.cert }, accept) : createServer(accept);
+  // A failed TLS handshake ends that socket only.
+  server.on('tlsClientError', (error: Error) => log(`TLS handshake failed: ${error.message}`));
   const bound = await listen(server, port);
   service = makeService(bound);
   return {
@@ -127,17 +139,17 @@ export async function startAmqpServer(
   };
 }
 
-/** Accepts a request, runs it, and sends the reply on the client's reply link. */
-function answer(
+/** Accepts a request, runs it (token checks may fetch the provider's keys), and sends the reply on the client's reply link. */
+async function answer(
   context: EventContext,
   state: ConnectionState,
   service: Service,
-  run: (request: Message) => Message,
+  run: (request: Message) => Promise<Message>,
 ) {
   const request = context.message;
   context.delivery?.accept();
   if (!request) return;
-  const response = run(request);
+  const response = await run(request);
   const link = state.replyLinks.get(String(request.reply_to ?? ''));
   if (link?.is_open()) link.send(response);
   else service.log(`no open reply link '${String(request.reply_to)}' for a request`);

@@ -8,14 +8,20 @@ export interface SasRule {
   key: string;
 }
 
+/** What a claim allows: Event Hubs' SAS rights, which Entra ID roles map onto. */
+export type Right = 'Send' | 'Listen' | 'Manage';
+/** The namespace's root rule (`RootManageSharedAccessKey`) has Manage, which includes the others. */
+const ALL_RIGHTS: readonly Right[] = ['Manage', 'Send', 'Listen'];
+
 /**
- * A token that passed: the resource it grants (normalised entity path, '' for the namespace) and its
- * expiry as the signer wrote it. Clients sign with their own (real) clock, so the expiry is read
+ * A token that passed: the resource it grants (normalised entity path, '' for the namespace), the rights
+ * it carries, and its expiry as the signer wrote it. Clients sign with their own (real) clock, so the expiry is read
  * through `StackClock.toStackTime`: moving the stack clock forward (to age events) does not expire
  * every client's token at once, while a token past its expiry is refused.
  */
 export interface Claim {
   path: string;
+  rights: readonly Right[];
   signedExpiry: number;
 }
 
@@ -40,11 +46,11 @@ export function covers(claimPath: string, resourcePath: string): boolean {
   return claimPath === '' || resourcePath === claimPath || resourcePath.startsWith(`${claimPath}/`);
 }
 
-const malformed = () =>
+export const malformed = () =>
   unauthorized(
     'MalformedToken: The credentials contained in the authorization header are not in the correct format.',
   );
-const invalidSignature = () => unauthorized('InvalidSignature: The token has an invalid signature.');
+export const invalidSignature = () => unauthorized('InvalidSignature: The token has an invalid signature.');
 
 /**
  * Verifies `SharedAccessSignature sr=<uri>&sig=<base64 HMAC-SHA256 of "<sr>\n<se>">&se=<expiry s>&skn=<rule>`
@@ -76,7 +82,7 @@ export function verifySasToken(token: unknown, audience: string, rule: SasRule, 
   const expected = createHmac('sha256', rule.key).update(`${sr}\n${se}`).digest();
   const signatureOk = signature.length === expected.length && timingSafeEqual(signature, expected);
   if (!signatureOk || keyName !== rule.name) throw invalidSignature();
-  const claim = { path: entityPath(safeDecode(sr)), signedExpiry: Number(se) * 1000 };
+  const claim = { path: entityPath(safeDecode(sr)), rights: ALL_RIGHTS, signedExpiry: Number(se) * 1000 };
   if (!isLive(claim, clock)) {
     const expiry = new Date(clock.toStackTime(claim.signedExpiry)).toISOString();
     throw unauthorized(

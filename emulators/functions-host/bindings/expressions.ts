@@ -1,5 +1,5 @@
 /**
- * Binding expressions in binding properties (output paths …), as the WebJobs SDK resolves them:
+ * Binding expressions in binding properties (paths, ids, queries …), as the WebJobs SDK resolves them:
  * `%AppSetting%`, `{rand-guid}`, `{DateTime}` / `{DateTime:yyyy-MM-dd}`, and trigger binding data such as
  * `{name}` or `{query.id}` (case-insensitive, dotted paths into objects).
  */
@@ -35,6 +35,15 @@ function lookup(data: Record<string, unknown>, path: string): unknown {
   return current;
 }
 
+/** The value of a trigger binding data expression such as `name` or `query.id`; throws when there is none. */
+function dataValue(bindingData: Record<string, unknown>, name: string): string | number | boolean {
+  const value = lookup(bindingData, name);
+  if (value === undefined || value === null || typeof value === 'object') {
+    throw new Error(`No value for named parameter '${name}'.`);
+  }
+  return value as string | number | boolean;
+}
+
 export function resolveExpression(
   template: string,
   bindingData: Record<string, unknown>,
@@ -45,10 +54,27 @@ export function resolveExpression(
     const [name = '', format] = expression.split(/:(.*)/s);
     if (name.toLowerCase() === 'rand-guid') return randomUUID();
     if (name.toLowerCase() === 'datetime') return formatDate(now, format);
-    const value = lookup(bindingData, name);
-    if (value === undefined || value === null || typeof value === 'object') {
-      throw new Error(`No value for named parameter '${name}'.`);
-    }
-    return String(value);
+    return String(dataValue(bindingData, name));
   });
+}
+
+/**
+ * A Cosmos DB `sqlQuery` as the extension runs it: `%Setting%` resolved, and each `{expression}` made a
+ * SQL parameter (`{title}` → `@title` = its value), so a value can never change the query's meaning.
+ */
+export function sqlQuery(
+  template: string,
+  bindingData: Record<string, unknown>,
+  settings: Settings,
+): { query: string; parameters: { name: string; value: string | number | boolean }[] } {
+  const parameters = new Map<string, string | number | boolean>();
+  const query = resolveSettingReferences(template, settings).replace(
+    /\{([^{}]+)\}/g,
+    (_, expression: string) => {
+      const name = `@${expression.replace(/\W/g, '_')}`;
+      parameters.set(name, dataValue(bindingData, expression));
+      return name;
+    },
+  );
+  return { query, parameters: [...parameters].map(([name, value]) => ({ name, value })) };
 }

@@ -7,7 +7,9 @@ import type { StackClock } from '../../core/clock.ts';
 import { blobService, type Settings } from '../connections.ts';
 import type { BindingInfo, RegisteredFunction, RpcInvocationResponse, RpcTypedData } from '../core-api.ts';
 import type { OutputWriter } from '../invoke.ts';
+import { publishEvents } from './eventgrid.ts';
 import { resolveExpression } from './expressions.ts';
+import { INPUT_TYPES } from './inputs.ts';
 
 /** The bytes of a value the library converted (`toRpcTypedData`). */
 export function typedDataBytes(data: RpcTypedData): Buffer {
@@ -48,46 +50,13 @@ async function writeBlob(binding: BindingInfo, data: RpcTypedData, settings: Set
   await containerClient.getBlockBlobClient(blob).upload(content, content.length);
 }
 
-/** Posts the events to the topic as Event Grid's publisher does: one JSON array, key in `aeg-sas-key`. */
-async function publishEvents(binding: BindingInfo, data: RpcTypedData, settings: Settings) {
-  const endpointSetting = binding.topicEndpointUri as string | undefined;
-  const keySetting = binding.topicKeySetting as string | undefined;
-  if (!endpointSetting || !keySetting) {
-    throw new Error(
-      'eventGrid output: only topicEndpointUri + topicKeySetting connections are supported here',
-    );
-  }
-  const endpoint = settings[endpointSetting];
-  const key = settings[keySetting];
-  if (!endpoint || !key)
-    throw new Error(`eventGrid output: app settings ${endpointSetting} and ${keySetting} must be set`);
-  const parsed = JSON.parse(typedDataBytes(data).toString('utf8')) as unknown;
-  const events = Array.isArray(parsed) ? parsed : [parsed];
-  const cloudEvents = events.some(
-    (event) => typeof event === 'object' && event !== null && 'specversion' in event,
-  );
-  const response = await fetch(endpoint, {
-    method: 'POST',
-    headers: {
-      'aeg-sas-key': key,
-      'content-type': cloudEvents ? 'application/cloudevents-batch+json; charset=utf-8' : 'application/json',
-    },
-    body: JSON.stringify(events),
-  });
-  if (!response.ok) {
-    throw new Error(
-      `eventGrid output: the topic answered ${response.status} ${(await response.text()).slice(0, 500)}`,
-    );
-  }
-}
-
-/** Bindings of `fn` this host does not serve: input bindings, and outputs other than http, blob, eventGrid. */
+/** Bindings of `fn` this host does not serve: outputs other than http, blob, eventGrid; inputs other than blob, cosmosDB. */
 export function unsupportedBindings(fn: RegisteredFunction): string[] {
   return Object.entries(fn.bindings)
     .filter(([, binding]) =>
       binding.direction === 'out'
         ? !['http', 'blob', 'eventgrid'].includes(binding.type.toLowerCase())
-        : !/trigger$/i.test(binding.type),
+        : !/trigger$/i.test(binding.type) && !INPUT_TYPES.includes(binding.type.toLowerCase()),
     )
     .map(([name, binding]) => `${name} (${binding.type}, ${binding.direction})`);
 }

@@ -1,14 +1,15 @@
 /** HTTP-triggered functions: route table, methods, authorization levels, invocation. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readBody } from '../../core/http.ts';
+import { BodyTooLargeError } from '../../core/http.ts';
 import type { RegisteredFunction } from '../core-api.ts';
 import { type Host, isDisabled, triggerOf } from '../host.ts';
 import type { AuthLevel } from '../keys.ts';
+import { closeAfterAnswer, readAtMost } from './body.ts';
 import { httpOutput, sendRpcHttp, toRpcHttp } from './convert.ts';
 import { type CompiledRoute, comparePrecedence, compileRoute, matchRoute } from './routes.ts';
 import { serveStreaming } from './stream.ts';
 
-/** Azure's request size limit for HTTP triggers. */
+/** Azure's request size limit for HTTP triggers (FUNCTIONS_REQUEST_BODY_SIZE_LIMIT's default). */
 export const MAX_REQUEST_BYTES = 100 * 1024 * 1024;
 const REASON = 'This function was programmatically called via the host APIs.';
 
@@ -26,10 +27,27 @@ const EMPTY = Buffer.alloc(0);
 const hasBody = (req: IncomingMessage) =>
   req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 
-/** The key a request presents: the `x-functions-key` header, else the `code` query parameter. */
+/**
+ * The body a function gets: the whole body, or — past the limit the app declares — its first limit + 1
+ * bytes, which the function refuses itself. Beyond Azure's 100 MB the host refuses (413).
+ */
+async function functionBody(host: Host, req: IncomingMessage): Promise<{ body: Buffer; cut: boolean }> {
+  if (Number(req.headers['content-length'] ?? 0) > MAX_REQUEST_BYTES)
+    throw new BodyTooLargeError(MAX_REQUEST_BYTES);
+  const limit = Math.min(host.config.maxRequestBodySize ?? MAX_REQUEST_BYTES, MAX_REQUEST_BYTES);
+  const read = await readAtMost(req, limit + 1);
+  if (read.body.length > MAX_REQUEST_BYTES) throw new BodyTooLargeError(MAX_REQUEST_BYTES);
+  return read;
+}
+
+/**
+ * The key a request presents: the `x-functions-key` header, else the `code` query parameter, whose
+ * name is matched in any case (ASP.NET's query collection is case-insensitive).
+ */
 export function presentedKey(req: IncomingMessage, query: URLSearchParams): string | undefined {
   const header = req.headers['x-functions-key'];
-  return (Array.isArray(header) ? header[0] : header) || query.get('code') || undefined;
+  const code = [...query].find(([name]) => name.toLowerCase() === 'code')?.[1];
+  return (Array.isArray(header) ? header[0] : header) || code || undefined;
 }
 
 export function httpRoutes(host: Host): HttpRoute[] {
@@ -106,7 +124,8 @@ export async function serveFunction(
     await serveStreaming(host, route.fn, route.bindingName, params, req, res, call);
     return true;
   }
-  const body = hasBody(req) ? await readBody(req, MAX_REQUEST_BYTES) : EMPTY;
+  const { body, cut } = hasBody(req) ? await functionBody(host, req) : { body: EMPTY, cut: false };
+  if (cut) closeAfterAnswer(req, res);
   const outcome = await host.invoker.invoke(route.fn, {
     inputData: [{ name: route.bindingName, data: { http: toRpcHttp(req, body, host.baseUrl, params) } }],
     reason: REASON,

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { BodyTooLargeError, MAX_HEADER_SIZE } from '../../core/http.ts';
 import type { Host, TriggerKind } from '../host.ts';
 import { serveAdmin } from './admin.ts';
+import { closeAfterAnswer } from './body.ts';
 import { httpRoutes, serveFunction } from './functions.ts';
 
 export function createHostServer(host: Host, kinds: Map<string, TriggerKind>): Server {
@@ -30,7 +31,8 @@ export function createHostServer(host: Host, kinds: Map<string, TriggerKind>): S
     handle(req, res).catch((error: Error) => {
       if (error instanceof BodyTooLargeError) {
         // Stop reading the oversized body: answer, then close the connection.
-        res.writeHead(413, { 'content-length': 0, connection: 'close' }).end(() => req.destroy());
+        closeAfterAnswer(req, res);
+        res.writeHead(413, { 'content-length': 0 }).end();
         return;
       }
       host.logs.host(

@@ -1,18 +1,11 @@
 /** Helpers shared by the functions host's tests. */
-import { existsSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { type ComponentUnderTest, startComponent } from '../../core/testing.ts';
-import type { LogEntry } from '../logs.ts';
 
 export const appPath = (name: string) => fileURLToPath(new URL(`./${name}/`, import.meta.url));
 
-export function readLog(path: string): LogEntry[] {
-  if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as LogEntry);
-}
+export { readLogFile as readLog } from '../logs.ts';
 
 /**
  * The CommonJS test app in a host of its own, keys in files (these suites run without storage; the
@@ -57,4 +50,47 @@ export async function startCjsHostOnBlob(
     dataDir,
   );
   return { blob, host, connectionString };
+}
+
+/**
+ * Sends `total` bytes in 64 KiB chunks (with Content-Length when `declared`, else chunked), as fast as
+ * the connection takes them, and stops once the answer arrives or the connection closes. Resolves the
+ * answer and how many bytes the host let the client send.
+ */
+export function sendLarge(
+  url: string,
+  total: number,
+  declared: boolean,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string; sent: number }> {
+  return new Promise((resolve, reject) => {
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    let sent = 0;
+    let answered = false;
+    const framing = declared ? { 'content-length': total } : { 'transfer-encoding': 'chunked' };
+    const req = request(url, { method: 'POST', headers: { ...headers, ...framing } }, (res) => {
+      answered = true;
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (text: string) => {
+        body += text;
+      });
+      res.on('end', () => {
+        req.destroy();
+        resolve({ status: res.statusCode ?? 0, body, sent });
+      });
+    });
+    // Once answered, the host closing the connection under a write that is still going is expected.
+    req.on('error', (error) => {
+      if (!answered) reject(error);
+    });
+    const pump = () => {
+      while (!answered && !req.destroyed && sent < total) {
+        sent += chunk.length;
+        if (!req.write(chunk)) return void req.once('drain', pump);
+      }
+      if (sent >= total && !answered) req.end();
+    };
+    pump();
+  });
 }

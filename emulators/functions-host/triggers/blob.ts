@@ -16,6 +16,7 @@ import { blobService, downloadBlob, isNotFound, resolveSettingReferences } from 
 import type { RegisteredFunction, RpcTypedData } from '../core-api.ts';
 import type { Host, Listener, TriggerBinding, TriggerKind } from '../host.ts';
 import type { TriggerInput } from '../invoke.ts';
+import { Outage } from '../listeners.ts';
 import { compilePattern } from './blob-path.ts';
 
 /** How often containers are listed for new or changed blobs. */
@@ -157,14 +158,32 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     }
   };
 
+  // A failed scan (storage down or restarting) is logged and retried with backoff; the receipts say
+  // what already ran, so nothing is lost or run twice when it is back.
+  const outage = new Outage({
+    down: (error, failures, retryInMs) =>
+      host.logs.host(
+        'error',
+        `blob scan for 'Functions.${fn.name}' failed: ${error.message} (retry ${failures} in ${Math.round(retryInMs / 1000)} s)`,
+      ),
+    up: (failures) =>
+      host.logs.host(
+        'information',
+        `blob scan for 'Functions.${fn.name}' succeeded again after ${failures} failed scan(s)`,
+      ),
+  });
   let scanning: Promise<void> = Promise.resolve();
   const tick = () => {
+    let delay = SCAN_INTERVAL_MS;
     scanning = scan()
-      .catch((error: Error) =>
-        host.logs.host('error', `blob scan for 'Functions.${fn.name}' failed: ${error.message}`),
+      .then(
+        () => outage.recovered(),
+        (error: Error) => {
+          delay = outage.failed(error);
+        },
       )
       .finally(() => {
-        if (!stopped) timer = setTimeout(tick, SCAN_INTERVAL_MS);
+        if (!stopped) timer = setTimeout(tick, delay);
       });
   };
   let timer: NodeJS.Timeout | undefined;

@@ -6,12 +6,14 @@
  * where it stopped. The lease document ids follow the change feed processor's
  * `<prefix><account>_<databaseRid>_<containerRid>..<range>`; the continuation stored is the JS SDK's
  * token (the .NET processor stores the bare LSN), so leases are not shared with a .NET host. As in the
- * extension, the lease advances after each batch whether the function succeeded or not.
+ * extension, the lease advances after each batch whether the function succeeded or not. An outage of
+ * Cosmos DB pauses a range (logged with the extension's words) until its lease can be taken again.
  */
-import type { Container, CosmosClient, FeedRange } from '@azure/cosmos';
-import { appCredential, connectionSetting, resolveSettingReferences } from '../connections.ts';
+import type { Container, FeedRange } from '@azure/cosmos';
+import { newCosmosClient, resolveSettingReferences } from '../connections.ts';
 import type { RegisteredFunction } from '../core-api.ts';
 import type { Host, Listener, TriggerBinding, TriggerKind } from '../host.ts';
+import { Outage } from '../listeners.ts';
 
 interface Lease {
   id: string;
@@ -26,46 +28,13 @@ interface Lease {
 const setting = (host: Host, value: unknown) =>
   value === undefined ? undefined : resolveSettingReferences(String(value), host.settings);
 
-type CosmosSdk = typeof import('@azure/cosmos');
-
-function clientFor(
-  { CosmosClient }: CosmosSdk,
-  host: Host,
-  name: string,
-): { client: CosmosClient; endpoint: string } {
-  const connection = connectionSetting(host.settings, name);
-  const connectionPolicy = { enableEndpointDiscovery: false };
-  if (connection) {
-    const { endpoint, key } = parseConnection(connection);
-    return { client: new CosmosClient({ endpoint, key, connectionPolicy }), endpoint };
-  }
-  const endpoint = host.settings[`${name}__accountEndpoint`];
-  if (!endpoint)
-    throw new Error(`Cosmos DB connection '${name}' is not configured: set the app setting ${name}`);
-  return {
-    client: new CosmosClient({ endpoint, aadCredentials: appCredential(), connectionPolicy }),
-    endpoint,
-  };
-}
-
-function parseConnection(connection: string): { endpoint: string; key: string } {
-  const parts = Object.fromEntries(
-    connection.split(';').flatMap((part) => {
-      const at = part.indexOf('=');
-      return at > 0 ? [[part.slice(0, at).trim().toLowerCase(), part.slice(at + 1).trim()]] : [];
-    }),
-  );
-  if (!parts.accountendpoint || !parts.accountkey)
-    throw new Error('a Cosmos DB connection string needs AccountEndpoint and AccountKey');
-  return { endpoint: parts.accountendpoint, key: parts.accountkey };
-}
-
-async function containers(sdk: CosmosSdk, host: Host, trigger: TriggerBinding) {
+async function containers(host: Host, trigger: TriggerBinding) {
   const connection = String(trigger.connection ?? '');
   const database = setting(host, trigger.databaseName) ?? '';
-  const account = clientFor(sdk, host, connection);
+  const account = await newCosmosClient(host.settings, connection);
   const monitored = account.client.database(database).container(setting(host, trigger.containerName) ?? '');
-  const leaseClient = clientFor(sdk, host, String(trigger.leaseConnection ?? connection)).client;
+  const leaseClient = (await newCosmosClient(host.settings, String(trigger.leaseConnection ?? connection)))
+    .client;
   const leaseDatabase = leaseClient.database(setting(host, trigger.leaseDatabaseName) ?? database);
   const leaseName = setting(host, trigger.leaseContainerName) ?? 'leases';
   const missing = () =>
@@ -118,11 +87,17 @@ async function acquire(
   return lease;
 }
 
+/** Takes the lease again after an outage, with what this host last knew of it (newer than the stored one). */
+async function renew(leases: Container, lease: Lease, clock: Host['clock']): Promise<Lease> {
+  lease.timestamp = clock.date().toISOString();
+  await leases.items.upsert(lease);
+  return lease;
+}
+
 async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBinding): Promise<Listener> {
   // Loaded only for apps with a Cosmos DB function: the SDK costs a quarter of a second of start time.
-  const sdk = await import('@azure/cosmos');
-  const { ChangeFeedStartFrom } = sdk;
-  const { monitored, leases, prefix } = await containers(sdk, host, trigger);
+  const { ChangeFeedStartFrom } = await import('@azure/cosmos');
+  const { monitored, leases, prefix } = await containers(host, trigger);
   const pollMs = Number(trigger.feedPollDelay ?? 5000);
   const maxItemCount =
     trigger.maxItemsPerInvocation === undefined ? undefined : Number(trigger.maxItemsPerInvocation);
@@ -141,8 +116,8 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
       wakers.add(wake);
     });
 
-  const pump = async (range: FeedRange, index: number) => {
-    const lease = await acquire(leases, `${prefix}..${index}`, range, host.hostId, host.clock);
+  /** Reads one range's feed from its lease until stopped; throws when the store fails. */
+  const follow = async (lease: Lease, range: FeedRange, outage: Outage) => {
     const changeFeedStartFrom = lease.ContinuationToken
       ? ChangeFeedStartFrom.Continuation(lease.ContinuationToken)
       : startTime
@@ -153,6 +128,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     const feed = monitored.items.getChangeFeedIterator({ changeFeedStartFrom, maxItemCount });
     while (!stopped) {
       const page = await feed.readNext();
+      outage.recovered();
       if (page.statusCode === 304 || page.result.length === 0) {
         // Pin a lease that starts "now" to where now was, so changes made while the host is down are not lost.
         if (!lease.ContinuationToken && page.continuationToken) {
@@ -167,18 +143,42 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
         inputData: [{ name: trigger.name, data: { json: JSON.stringify(page.result) } }],
         reason,
       });
+      // Advanced in memory first: if saving it fails, the retry saves it rather than run the batch again.
       lease.ContinuationToken = page.continuationToken;
       lease.timestamp = host.clock.date().toISOString();
       await leases.items.upsert(lease);
     }
   };
 
-  const pumps = ranges.map((range, index) =>
-    pump(range, index).catch((error: Error) => {
-      if (!stopped)
-        host.logs.host('error', `change feed of 'Functions.${fn.name}' stopped: ${error.message}`);
-    }),
-  );
+  /**
+   * One range, through outages of Cosmos DB (a restart, a network failure): the processor logs them,
+   * waits with backoff, takes its lease again and reads on from it, as the extension's processor does.
+   */
+  const pump = async (range: FeedRange, index: number) => {
+    const id = `${prefix}..${index}`;
+    const token = id.slice(id.lastIndexOf('..') + 2);
+    const outage = new Outage({
+      down: (error, failures, retryInMs) =>
+        host.logs.host(
+          'warning',
+          `Lease ${token} experiencing transient connectivity issues. ${error.message} (retry ${failures} in ${Math.round(retryInMs / 1000)} s)`,
+        ),
+      up: () => host.logs.host('information', `Lease ${token} was acquired to start processing.`),
+    });
+    let lease: Lease | undefined;
+    while (!stopped) {
+      try {
+        lease = lease
+          ? await renew(leases, lease, host.clock)
+          : await acquire(leases, id, range, host.hostId, host.clock);
+        await follow(lease, range, outage);
+      } catch (error) {
+        if (!stopped) await pause(outage.failed(error));
+      }
+    }
+  };
+
+  const pumps = ranges.map((range, index) => pump(range, index));
   return {
     async stop() {
       stopped = true;

@@ -13,6 +13,7 @@ import { appCredential, blobService, connectionSetting, resolveSettingReferences
 import type { RegisteredFunction, RpcTypedData } from '../core-api.ts';
 import type { Host, Listener, TriggerBinding, TriggerKind } from '../host.ts';
 import type { TriggerInput } from '../invoke.ts';
+import { Outage } from '../listeners.ts';
 
 const CHECKPOINT_CONTAINER = 'azure-webjobs-eventhub';
 /** The runtime writes no reason for Event Hubs invocations. */
@@ -98,7 +99,7 @@ const sdk = async () => ({
 });
 
 async function consumerFor(host: Host, trigger: TriggerBinding, fn: RegisteredFunction) {
-  const { BlobCheckpointStore, EventHubConsumerClient } = await sdk();
+  const { BlobCheckpointStore, EventHubConsumerClient, RetryMode } = await sdk();
   const name = String(trigger.connection ?? '');
   const connection = connectionSetting(host.settings, name);
   const hub = resolveSettingReferences(String(trigger.eventHubName ?? ''), host.settings);
@@ -107,11 +108,24 @@ async function consumerFor(host: Host, trigger: TriggerBinding, fn: RegisteredFu
     : '$Default';
   const container = blobService(host.settings, undefined).getContainerClient(CHECKPOINT_CONTAINER);
   const store = new BlobCheckpointStore(container);
-  // One identity per function and host, the same in every run: see abandonStaleOwnership.
+  // One identity per function and host, the same in every run: see abandonOwnership.
   const identifier = `${host.hostId}-${fn.name}`;
   const options = {
     identifier,
-    loadBalancingOptions: { strategy: 'greedy' as const, updateIntervalInMs: 2000 },
+    // Ownership expires after 30 s, the .NET processor's default (the JS SDK's is 60 s).
+    loadBalancingOptions: {
+      strategy: 'greedy' as const,
+      updateIntervalInMs: 2000,
+      partitionOwnershipExpirationIntervalInMs: 30_000,
+    },
+    // The extension's client (Azure.Messaging.EventHubs) retries 3 times from 0.8 s, exponentially, at
+    // most 1 min apart; the JS SDK's default (3 times, 30 s apart) would hide an outage for 90 s.
+    retryOptions: {
+      maxRetries: 3,
+      retryDelayInMs: 800,
+      maxRetryDelayInMs: 60_000,
+      mode: RetryMode.Exponential,
+    },
   };
   const namespace = host.settings[`${name}__fullyQualifiedNamespace`];
   if (!connection && !namespace) {
@@ -124,31 +138,51 @@ async function consumerFor(host: Host, trigger: TriggerBinding, fn: RegisteredFu
 }
 
 /**
- * Gives up the partitions a previous run of this host still holds (it died before it could): the
- * processor would take them for partitions it is already reading and leave them idle until they expire.
+ * Gives up partitions this host holds but does not read: at start, those a previous run still held (it
+ * died before it could), and later one whose receiver an error ended. The processor takes a partition
+ * it owns for one it is reading and leaves it idle until the ownership expires; the .NET processor
+ * restarts such a partition at its next load-balancing cycle, which giving it up here amounts to.
  */
-async function abandonStaleOwnership({
-  client,
-  store,
-  identifier,
-  group,
-}: Awaited<ReturnType<typeof consumerFor>>) {
+async function abandonOwnership(
+  { client, store, identifier, group }: Awaited<ReturnType<typeof consumerFor>>,
+  partitionId?: string,
+) {
   const { fullyQualifiedNamespace, eventHubName } = client;
   const owned = await store.listOwnership(fullyQualifiedNamespace, eventHubName, group);
-  const stale = owned.filter((ownership) => ownership.ownerId === identifier);
-  if (stale.length) await store.claimOwnership(stale.map((ownership) => ({ ...ownership, ownerId: '' })));
+  const idle = owned.filter(
+    (ownership) =>
+      ownership.ownerId === identifier &&
+      (partitionId === undefined || ownership.partitionId === partitionId),
+  );
+  if (idle.length) await store.claimOwnership(idle.map((ownership) => ({ ...ownership, ownerId: '' })));
 }
 
 async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBinding): Promise<Listener> {
   await blobService(host.settings, undefined).getContainerClient(CHECKPOINT_CONTAINER).createIfNotExists();
   const consumer = await consumerFor(host, trigger, fn);
-  await abandonStaleOwnership(consumer);
+  await abandonOwnership(consumer);
   const { client } = consumer;
   const { maxBatchSize, checkpointFrequency } = host.config.eventHubs;
   const batches = new Map<string, number>();
+  // The processor retries by itself through an outage of Event Hubs or of the checkpoint store, and
+  // resumes each partition after its checkpoint: the host logs each error and the first sign of recovery.
+  const outage = new Outage({
+    down: (error) => host.logs.host('warning', `Event Hubs 'Functions.${fn.name}' ${error.message}`),
+    up: (failures) =>
+      host.logs.host(
+        'information',
+        `Event Hubs 'Functions.${fn.name}' is receiving again after ${failures} error(s)`,
+      ),
+  });
+  const checkpoints = new Outage({
+    down: (error) =>
+      host.logs.host('warning', `Event Hubs 'Functions.${fn.name}' checkpoint store: ${error.message}`),
+    up: () => host.logs.host('information', `Event Hubs 'Functions.${fn.name}' checkpoints saved again`),
+  });
   const subscription = client.subscribe(
     {
       async processEvents(events: ReceivedEventData[], context: PartitionContext) {
+        outage.recovered();
         if (events.length === 0) return;
         const partition = {
           ConsumerGroup: context.consumerGroup,
@@ -161,13 +195,27 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
         const count = (batches.get(context.partitionId) ?? 0) + 1;
         batches.set(context.partitionId, count);
         const last = events.at(-1);
-        if (last && count % checkpointFrequency === 0) await context.updateCheckpoint(last);
+        // A checkpoint that cannot be saved (storage down) must not end the partition's receiver: the
+        // SDK would restart it from the last saved checkpoint and run those events again. The next
+        // batch's checkpoint covers this one.
+        if (last && count % checkpointFrequency === 0)
+          await context.updateCheckpoint(last).then(
+            () => checkpoints.recovered(),
+            (error: Error) =>
+              checkpoints.failed(new Error(`partition ${context.partitionId}: ${error.message}`)),
+          );
       },
       async processError(error: Error, context: PartitionContext) {
-        host.logs.host(
-          'warning',
-          `Event Hubs 'Functions.${fn.name}' partition ${context.partitionId || '-'}: ${error.message}`,
-        );
+        // A refused connection comes as an AggregateError (one per address) with no message of its own.
+        const first = (error as Partial<AggregateError>).errors?.[0] as Error | undefined;
+        const reason = error.message || first?.message || (error as { code?: string }).code || error.name;
+        // Without a partition, the error is load balancing's: the checkpoint store's (ownership lives there).
+        if (!context.partitionId) checkpoints.failed(new Error(`load balancing: ${reason}`));
+        else outage.failed(new Error(`partition ${context.partitionId}: ${reason}`));
+        // The SDK ends a partition's receiver on an error it does not retry (a refused connection). If
+        // storage is down too, the ownership simply expires.
+        if (context.partitionId && !(error as { retryable?: boolean }).retryable)
+          await abandonOwnership(consumer, context.partitionId).catch(() => {});
       },
     },
     { maxBatchSize, maxWaitTimeInSeconds: 1, startPosition: (await sdk()).earliestEventPosition },

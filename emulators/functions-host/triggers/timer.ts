@@ -2,7 +2,8 @@
  * timerTrigger on the stack clock: NCRONTAB schedules (six fields, seconds first; five also accepted, as
  * NCrontab does) or `hh:mm:ss` intervals, runOnStartup, and the runtime's schedule monitor — status
  * `{Last, Next, LastUpdated}` in `azure-webjobs-hosts/timers/<hostId>/Host.Functions.<name>/status` of
- * AzureWebJobsStorage, so that after a restart a missed occurrence runs once with `isPastDue`.
+ * AzureWebJobsStorage, so that after a restart a missed occurrence runs once with `isPastDue`. An outage
+ * of that storage never stops the timer: it fires on, and the status is saved again once storage is back.
  */
 import { CronExpressionParser } from 'cron-parser';
 import { parseTimeSpan } from '../config.ts';
@@ -10,6 +11,7 @@ import { blobService, downloadBlob, isNotFound, resolveSettingReferences } from 
 import type { RegisteredFunction } from '../core-api.ts';
 import type { Host, Listener, TriggerBinding, TriggerKind } from '../host.ts';
 import type { TriggerInput } from '../invoke.ts';
+import { Outage } from '../listeners.ts';
 
 interface ScheduleStatus {
   Last: string;
@@ -98,6 +100,29 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   let stopped = false;
   let running: Promise<unknown> = Promise.resolve();
 
+  // An outage of the status store does not stop the timer: the status is saved again with backoff (the
+  // latest one), and a host restarted meanwhile at worst runs a missed occurrence with isPastDue.
+  const outage = new Outage({
+    down: (error, failures, retryInMs) =>
+      host.logs.host(
+        'error',
+        `timer ${fn.name}: status not saved: ${error.message} (retry ${failures} in ${Math.round(retryInMs / 1000)} s)`,
+      ),
+    up: () => host.logs.host('information', `timer ${fn.name}: status saved again`),
+  });
+  let retry: NodeJS.Timeout | undefined;
+  let saving: Promise<void> = Promise.resolve();
+  const save = (latest: ScheduleStatus) => {
+    clearTimeout(retry);
+    saving = (monitor as ScheduleMonitor).write(latest).then(
+      () => outage.recovered(),
+      (error: Error) => {
+        const delay = outage.failed(error);
+        if (!stopped) retry = setTimeout(() => status && save(status), delay);
+      },
+    );
+    return saving;
+  };
   const record = async (last: number | undefined) => {
     if (!monitor) return;
     const now = clock.now();
@@ -106,11 +131,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
       Next: iso(schedule(now)),
       LastUpdated: iso(now),
     };
-    await monitor
-      .write(status)
-      .catch((error: Error) =>
-        host.logs.host('error', `timer ${fn.name}: status not saved: ${error.message}`),
-      );
+    await save(status);
   };
   /** Runs one occurrence (the trigger's singleton: occurrences never overlap), then records it. */
   const fire = (occurrence: number | undefined, isPastDue: boolean, reason: string) => {
@@ -142,7 +163,9 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     async stop() {
       stopped = true;
       cancel();
+      clearTimeout(retry);
       await running;
+      await saving;
     },
   };
 }

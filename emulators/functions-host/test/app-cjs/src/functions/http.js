@@ -39,6 +39,18 @@ app.http('echo', {
   },
 });
 
+/** Refuses bodies over the limit local.settings.json declares (Host.MaxRequestBodySize), as system/ does. */
+const LIMIT = 2 * 1024 * 1024;
+app.http('limited', {
+  methods: ['POST'],
+  handler: async (request) => {
+    const body = Buffer.from(await request.arrayBuffer());
+    if (Number(request.headers.get('content-length') ?? 0) > LIMIT || body.length > LIMIT)
+      return { status: 413, body: `Request too large: the limit is ${LIMIT} bytes.` };
+    return { jsonBody: { bytes: body.length } };
+  },
+});
+
 app.http('upload', {
   methods: ['POST'],
   handler: async (request) => {

@@ -1,0 +1,149 @@
+/** Blob and Cosmos DB input bindings, against Azurite and the Cosmos emulator, values in context.extraInputs. */
+import { join } from 'node:path';
+import { type Container, CosmosClient } from '@azure/cosmos';
+import { BlobServiceClient } from '@azure/storage-blob';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type ComponentUnderTest,
+  startComponent,
+  testContext,
+  testDataDir,
+  waitFor,
+} from '../core/testing.ts';
+import { appPath, readLog } from './test/helpers.ts';
+
+/** Never contacted: these tests use the account key, not Entra tokens. */
+const NO_IDENTITY = { issuer: 'https://127.0.0.1:9/none/v2.0', jwksUri: 'https://127.0.0.1:9/none/keys' };
+const data = testDataDir();
+const logFile = join(data.dir, 'logs', 'functions.jsonl');
+let blob: ComponentUnderTest;
+let cosmos: ComponentUnderTest;
+let host: ComponentUnderTest;
+let client: CosmosClient;
+let tasks: Container;
+let storage: BlobServiceClient;
+
+const get = async (path: string) => {
+  const response = await fetch(`${host.endpoints.baseUrl}/api/${path}`);
+  return { status: response.status, body: response.status === 200 ? await response.json() : null };
+};
+
+beforeAll(async () => {
+  // One after the other: the first start creates the data directory's keys, which the second reads.
+  blob = await startComponent('blob', { port: 0 }, data.dir);
+  cosmos = await startComponent('cosmos', { port: 0, ...NO_IDENTITY }, data.dir);
+  const { secrets } = await testContext(data.dir);
+  const endpoint = cosmos.endpoints.cosmos as string;
+  client = new CosmosClient({
+    endpoint,
+    key: secrets.cosmosKey,
+    connectionPolicy: { enableEndpointDiscovery: false },
+  });
+  const { database } = await client.databases.createIfNotExists({ id: 'TasksDB' });
+  ({ container: tasks } = await database.containers.createIfNotExists({ id: 'Tasks', partitionKey: '/id' }));
+  const connectionString = blob.endpoints.connectionString as string;
+  storage = BlobServiceClient.fromConnectionString(connectionString);
+  const settings = {
+    AzureWebJobsSecretStorageType: 'files',
+    StorageConnection: connectionString,
+    DocumentDbConnection: `AccountEndpoint=${endpoint};AccountKey=${secrets.cosmosKey};`,
+    NotesContainer: 'settings',
+  };
+  host = await startComponent(
+    'functions',
+    { port: 0, appDir: appPath('app-inputs'), logFile, settings },
+    data.dir,
+  );
+});
+
+afterAll(async () => {
+  await host?.stop();
+  client?.dispose();
+  await Promise.all([cosmos?.stop(), blob?.stop()]);
+  data.remove();
+});
+
+const put = async (container: string, name: string, content: string) => {
+  const containerClient = storage.getContainerClient(container);
+  await containerClient.createIfNotExists();
+  await containerClient.getBlockBlobClient(name).upload(content, Buffer.byteLength(content));
+};
+
+describe('blob input (input.storageBlob)', () => {
+  it('reads the blob its path names, with route values, as a Buffer', async () => {
+    await put('notes', 'first.txt', 'the first note');
+    expect(await get('notes/first')).toEqual({
+      status: 200,
+      body: { kind: 'buffer', text: 'the first note' },
+    });
+  });
+
+  it('resolves %AppSetting% and query values in the path; dataType string gives text (JSON parsed by the library)', async () => {
+    await put('settings', 'colour.json', '{"colour":"teal"}');
+    expect(await get('readSetting?name=colour')).toEqual({
+      status: 200,
+      body: { kind: 'object', value: { colour: 'teal' } },
+    });
+  });
+
+  it('gives undefined for a missing blob or container, as the host sends a null value', async () => {
+    expect(await get('notes/nobody')).toEqual({ status: 200, body: { kind: 'undefined', text: null } });
+    expect(await get('readSetting?name=absent')).toEqual({
+      status: 200,
+      body: { kind: 'undefined', value: null },
+    });
+  });
+
+  it('fails the invocation (500, reason in the log) when a path value is missing', async () => {
+    expect((await get('readSetting')).status).toBe(500);
+    await waitFor('the reason in the log', () =>
+      readLog(logFile).find((e) => e.message.includes("No value for named parameter 'query.name'.")),
+    );
+  });
+});
+
+describe('Cosmos DB input (input.cosmosDB)', () => {
+  it('reads one document by id and partition key', async () => {
+    await tasks.items.create({ id: 'task-1', Title: 'Read me' });
+    const { status, body } = await get('readTask?id=task-1');
+    expect(status).toBe(200);
+    expect(body.kind).toBe('object');
+    expect(body.task).toMatchObject({ id: 'task-1', Title: 'Read me' });
+  });
+
+  it('gives undefined for a missing document, as the host sends a null value', async () => {
+    expect(await get('readTask?id=nobody')).toEqual({ status: 200, body: { kind: 'undefined', task: null } });
+  });
+
+  it('runs sqlQuery with binding values as SQL parameters (a value cannot change the query)', async () => {
+    await tasks.items.create({ id: 'q-2', Title: 'Same' });
+    await tasks.items.create({ id: 'q-1', Title: 'Same' });
+    await tasks.items.create({ id: 'q-3', Title: 'Other' });
+    expect(await get('tasks/by-title/Same')).toEqual({
+      status: 200,
+      body: [
+        { id: 'q-1', Title: 'Same' },
+        { id: 'q-2', Title: 'Same' },
+      ],
+    });
+    const injection = encodeURIComponent('x" OR 1=1 OR c.Title = "');
+    expect(await get(`tasks/by-title/${injection}`)).toEqual({ status: 200, body: [] });
+  });
+});
+
+describe('other input types', () => {
+  it('warn at start and fail the invocation with a clear message instead of passing undefined', async () => {
+    const warnings = readLog(logFile).filter((e) => e.message.includes('bindings not served by this host'));
+    expect(warnings.map((e) => e.message)).toEqual([
+      expect.stringMatching(
+        /^Function 'Functions\.readTable': bindings not served by this host: \S+ \(table, in\)$/,
+      ),
+    ]);
+    expect((await get('readTable')).status).toBe(500);
+    await waitFor('the reason in the log', () =>
+      readLog(logFile).find((e) =>
+        /input binding type 'table' \(\S+\) is not supported by this host/.test(e.message),
+      ),
+    );
+  });
+});
