@@ -1,6 +1,9 @@
 /** UploadAttachment and GetAttachment through the local Functions host: Errors-table rows and names. */
+import { readFileSync } from 'node:fs';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sendLarge } from '../../emulators/functions-host/test/helpers.ts';
+import { MAX_TASK_BODY_BYTES, MAX_UPLOAD_BYTES } from './src/lib/body.ts';
 import { type AppStack, answer, JSON_TYPE, startAppStack, TEXT } from './test-support.ts';
 
 const INVALID_TASK_ID =
@@ -33,6 +36,28 @@ function form(parts: {
     data.append('file', new Blob([content], { type }), name);
   }
   return data;
+}
+
+/** A multipart body written by hand, for Content-Disposition forms FormData never writes. */
+function rawForm(
+  taskId: string,
+  fileDisposition: string,
+  content = 'hello',
+): [string, Record<string, string>] {
+  const body = [
+    '--b0undary',
+    'Content-Disposition: form-data; name="taskId"',
+    '',
+    taskId,
+    '--b0undary',
+    `Content-Disposition: form-data; ${fileDisposition}`,
+    'Content-Type: text/plain',
+    '',
+    content,
+    '--b0undary--',
+    '',
+  ].join('\r\n');
+  return [body, { 'content-type': 'multipart/form-data; boundary=b0undary' }];
 }
 
 const upload = (body: FormData | string, headers: Record<string, string> = {}) =>
@@ -154,6 +179,46 @@ describe('POST /api/uploadattachment', () => {
     expect(await attachments().getBlockBlobClient(`task-4/${name}`).exists()).toBe(true);
   });
 
+  it.each([
+    ['filename* alone', `name="file"; filename*=UTF-8''r%C3%A9sum%C3%A9%20%E2%9C%93.txt`],
+    [
+      'filename* over filename',
+      `name="file"; filename="resume.txt"; filename*=utf-8''r%C3%A9sum%C3%A9%20%E2%9C%93.txt`,
+    ],
+    [
+      'filename* before filename',
+      `name="file"; filename*=UTF-8'en'r%C3%A9sum%C3%A9%20%E2%9C%93.txt; filename="resume.txt"`,
+    ],
+  ])('takes an RFC 5987 file name (%s), as ASP.NET does', async (_, disposition) => {
+    const response = await upload(...rawForm('task-8', disposition));
+    expect(await answer(response)).toEqual({
+      status: 200,
+      contentType: TEXT,
+      body: 'File uploaded: task-8/résumé ✓.txt',
+    });
+    expect(await attachments().getBlockBlobClient('task-8/résumé ✓.txt').exists()).toBe(true);
+  });
+
+  it('refuses a file name with a leading byte order mark, as getattachment does, storing nothing', async () => {
+    const before = await countBlobs();
+    for (const disposition of [
+      'name="file"; filename="\uFEFFbom.txt"',
+      `name="file"; filename*=UTF-8''%EF%BB%BFbom.txt`,
+    ]) {
+      expect(await answer(await upload(...rawForm('task-9', disposition))), disposition).toEqual({
+        status: 400,
+        contentType: TEXT,
+        body: INVALID_FILE_NAME,
+      });
+    }
+    expect(await countBlobs()).toBe(before);
+    expect(await answer(await metadata({ taskId: 'task-9', fileName: '\uFEFFbom.txt' }))).toEqual({
+      status: 400,
+      contentType: TEXT,
+      body: INVALID_FILE_NAME,
+    });
+  });
+
   it('refuses an upload over 10 MiB with 413, storing nothing', async () => {
     const big = form({ taskId: 'task-5', file: { name: 'big.bin', content: 'x'.repeat(10 * 1024 * 1024) } });
     expect(await answer(await upload(big))).toEqual({
@@ -162,6 +227,20 @@ describe('POST /api/uploadattachment', () => {
       body: 'Request too large: the limit is 10485760 bytes.',
     });
     expect(await attachments().getBlockBlobClient('task-5/big.bin').exists()).toBe(false);
+  });
+  it('refuses a chunked upload far over 10 MiB while it streams: 413, and most of it never read', async () => {
+    const total = 96 * 1024 * 1024;
+    const result = await sendLarge(app.url('uploadattachment'), total, false, {
+      'content-type': 'multipart/form-data; boundary=b0undary',
+    });
+    expect(result).toMatchObject({ status: 413, body: 'Request too large: the limit is 10485760 bytes.' });
+    // local.settings.json declares the limit: the host reads at most 10 MiB + 1 byte of it.
+    expect(result.sent).toBeLessThan(48 * 1024 * 1024);
+  });
+
+  it('declares the largest body any function accepts in local.settings.json (Host.MaxRequestBodySize)', () => {
+    const local = JSON.parse(readFileSync(new URL('./local.settings.json', import.meta.url), 'utf8'));
+    expect(local.Host.MaxRequestBodySize).toBe(Math.max(MAX_UPLOAD_BYTES, MAX_TASK_BODY_BYTES));
   });
 });
 

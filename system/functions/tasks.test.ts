@@ -58,6 +58,12 @@ describe('POST /api/createtask', () => {
     expect(JSON.parse((await blob.downloadToBuffer()).toString('utf8'))).toEqual(task);
   });
 
+  it('accepts a body that starts with a UTF-8 byte order mark, as the original does', async () => {
+    const response = await post('createtask', '\uFEFF{"Title":"with a BOM"}');
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ Title: 'with a BOM', Description: null });
+  });
+
   it('accepts only POST', async () => {
     expect((await fetch(app.url('createtask'))).status).toBe(404);
   });
@@ -144,6 +150,16 @@ describe('/api/managetask', () => {
     const read = await fetch(app.url('managetask', { taskId: created.id ?? '' }));
     expect(read.headers.get('content-type')).toBe(JSON_TYPE);
     expect(await read.json()).toEqual({ ...created, Description: 'secret plan' });
+  });
+
+  it('POST accepts a body that starts with a UTF-8 byte order mark, as the original does', async () => {
+    const response = await post('managetask', '\uFEFF{"Title":"with a BOM","Description":"d"}');
+    expect(response.status).toBe(200);
+    const { id } = (await response.json()) as { id: string };
+    expect(await (await fetch(app.url('managetask', { taskId: id }))).json()).toMatchObject({
+      Title: 'with a BOM',
+      Description: 'd',
+    });
   });
 
   it('keeps a missing Description null and an empty one encrypted', async () => {

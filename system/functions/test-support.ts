@@ -2,17 +2,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { documentedAnswer } from '../../contracts/validate.ts';
 import { testDataDir, waitFor } from '../../emulators/core/testing.ts';
+import { type LogEntry, readLogFile } from '../../emulators/functions-host/logs.ts';
 import { type Stack, start } from '../../emulators/stack/launcher.ts';
 
-export const CORE_COMPONENTS = ['identity', 'blob', 'cosmos', 'keyvault', 'functions'];
+export type { LogEntry };
 
-export interface LogEntry {
-  time: string;
-  function?: string;
-  level: string;
-  message: string;
-}
+export const CORE_COMPONENTS = ['identity', 'blob', 'cosmos', 'keyvault', 'functions'];
 
 export interface AppStack {
   stack: Stack;
@@ -35,6 +32,8 @@ export interface AppStackOptions {
   components?: string[];
   /** Fixed ports for some components (e.g. to name Cosmos' endpoint in a setting before start). */
   portOverrides?: Record<string, number>;
+  /** Keep every store in memory (the default); false persists them, so a restarted component keeps its data. */
+  inMemory?: boolean;
 }
 
 export async function startAppStack(options: AppStackOptions = {}): Promise<AppStack> {
@@ -43,7 +42,7 @@ export async function startAppStack(options: AppStackOptions = {}): Promise<AppS
     dataDir: data.dir,
     ports: 'free',
     console: false,
-    inMemory: true,
+    inMemory: options.inMemory ?? true,
     components: options.components ?? CORE_COMPONENTS,
     encryptionKey: options.encryptionKey,
     portOverrides: options.portOverrides,
@@ -54,18 +53,7 @@ export async function startAppStack(options: AppStackOptions = {}): Promise<AppS
   });
   const { baseUrl = '', functionKey, logs: logFiles } = stack.description;
   const functionLog = logFiles.functions ?? '';
-  const readLog = (): LogEntry[] => {
-    let text = '';
-    try {
-      text = readFileSync(functionLog, 'utf8');
-    } catch {
-      return [];
-    }
-    return text
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as LogEntry);
-  };
+  const readLog = (): LogEntry[] => readLogFile(functionLog);
   return {
     stack,
     baseUrl,
@@ -74,7 +62,7 @@ export async function startAppStack(options: AppStackOptions = {}): Promise<AppS
       return `${baseUrl}/api/${path}?${new URLSearchParams({ ...query, code: functionKey })}`;
     },
     logs: readLog,
-    waitForLog(match, timeoutMs = 15_000) {
+    waitForLog(match, timeoutMs = 60_000) {
       return waitFor('a matching function log entry', () => readLog().find(match), timeoutMs).catch(
         (error: Error) => {
           const tail = readLog()
@@ -110,14 +98,11 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** A response reduced to what the contract fixes: status, content type (null when absent) and body text. */
-export async function answer(response: Response) {
-  return {
-    status: response.status,
-    contentType: response.headers.get('content-type'),
-    body: await response.text(),
-  };
-}
+/**
+ * A response reduced to what the contract fixes: status, content type (null when absent) and body text.
+ * It must be documented in openapi/functions.json (status, content type, body schema and text).
+ */
+export const answer = (response: Response) => documentedAnswer('functions', response);
 
 export const TEXT = 'text/plain; charset=utf-8';
 export const JSON_TYPE = 'application/json; charset=utf-8';

@@ -1,7 +1,7 @@
 /** Event Hubs trigger on taskevents (StreamHubConnection), batches: logs each message. */
 import { app, type InvocationContext } from '@azure/functions';
 
-function processTaskEvents(messages: unknown[], context: InvocationContext): void {
+export function processTaskEvents(messages: unknown[], context: InvocationContext): void {
   for (const message of messages) {
     // The library hands JSON messages over parsed; log them as the text that was sent.
     const body = typeof message === 'string' ? message : JSON.stringify(message);

@@ -4,7 +4,11 @@ import { text } from './responses.ts';
 
 /** JSON task bodies: well under Cosmos DB's 2 MB document limit even after Base64 growth of Description. */
 export const MAX_TASK_BODY_BYTES = 1024 * 1024;
-/** One attachment upload (the whole multipart request). */
+/**
+ * One attachment upload (the whole multipart request). The largest body any function accepts, so
+ * local.settings.json declares it as `Host.MaxRequestBodySize`: the local host then reads no more of a
+ * larger body than needed for this check (Azure ignores the declaration; its host reads up to 100 MB).
+ */
 export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 
 export const tooLarge = (limit: number): HttpResponseInit =>

@@ -21,7 +21,8 @@ export type ParsedTask =
 
 function parseObject(body: Buffer): Record<string, unknown> | undefined {
   try {
-    const value = JSON.parse(body.toString('utf8')) as unknown;
+    // A leading byte order mark is skipped, as .NET's StreamReader skips it in the original.
+    const value = JSON.parse(body.toString('utf8').replace(/^\uFEFF/, '')) as unknown;
     return typeof value === 'object' && value !== null && !Array.isArray(value)
       ? (value as Record<string, unknown>)
       : undefined;

@@ -1,0 +1,73 @@
+/**
+ * An app declared in an apps manifest runs in the stack as App Service runs it: settings resolved from
+ * the manifest's references, PORT, a health check, restarts — without a line of launcher code for it.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { testDataDir } from '../core/testing.ts';
+import { type Stack, start } from '../stack/launcher.ts';
+
+const data = testDataDir();
+afterAll(() => data.remove());
+const appsFile = join(import.meta.dirname, 'test', 'apps.json');
+const startEcho = (extra: Partial<Parameters<typeof start>[0]> = {}) =>
+  start({
+    dataDir: data.dir,
+    ports: 'free',
+    console: false,
+    appsFile,
+    components: ['eventhubs', 'echo'],
+    ...extra,
+  });
+
+/** An apps manifest in the data directory declaring the test app with `changes`. */
+function manifest(changes: Record<string, unknown>): string {
+  const app = { kind: 'webapp', folder: 'emulators/appservice/test/app', localPort: 5090, settings: {} };
+  const path = join(data.dir, `apps-${Object.keys(changes).join('-')}.json`);
+  writeFileSync(path, JSON.stringify({ apps: { echo: { ...app, ...changes } } }));
+  return path;
+}
+
+describe('App Service apps in the stack', () => {
+  let stack: Stack;
+  afterAll(() => stack?.stop());
+
+  it('runs a declared app with its settings resolved, PORT, and its folder as working directory', async () => {
+    stack = await startEcho({ settings: { echo: { Greeting: 'overridden' } } });
+    const url = stack.description.apps.echo?.url as string;
+    const body = await (await fetch(url)).json();
+    expect(body).toEqual({
+      settings: {
+        PORT: new URL(url).port,
+        Greeting: 'overridden',
+        StreamHubConnection: stack.description.connections.StreamHubConnection,
+      },
+      cwd: join(import.meta.dirname, 'test', 'app'),
+    });
+    expect(await stack.health()).toEqual({ eventhubs: 'ok', echo: 'ok' });
+  });
+
+  it('restarts the app when its process dies, on the same address', async () => {
+    const before = stack.pids().echo as number;
+    process.kill(before, 'SIGKILL');
+    await expect
+      .poll(async () => stack.pids().echo !== before && (await stack.health()).echo, { timeout: 60_000 })
+      .toBe('ok');
+    expect((await fetch(stack.description.apps.echo?.url as string)).status).toBe(200);
+    await stack.stop();
+  });
+
+  it('refuses to start an app whose start fails, whose health check fails, or whose settings name nothing', async () => {
+    await expect(startEcho({ settings: { echo: { CRASH_AT_START: 'true' } } })).rejects.toThrow(
+      'echo failed to start: this app refuses to start',
+    );
+    await expect(startEcho({ appsFile: manifest({ healthCheckPath: '/broken' }) })).rejects.toThrow(
+      'echo failed to start: /broken answered 500',
+    );
+    const dangling = manifest({ settings: { X: '@nothing.value' } });
+    await expect(startEcho({ appsFile: dangling })).rejects.toThrow(
+      'app echo: setting X names @nothing.value, which the stack does not provide',
+    );
+  });
+});

@@ -1,0 +1,54 @@
+/**
+ * App Service for a Node web app, as Azure runs one on Linux: the app settings become environment
+ * variables, `PORT` says where to listen, and the app's package.json `main` is run. Here the app runs in
+ * this component's own process (one process per app, as in App Service), so stopping the component
+ * ends the app, as App Service ends its process.
+ */
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { z } from 'zod';
+import { defineEmulator } from '../core/emulator.ts';
+import { accepts, LOOPBACK } from '../core/http.ts';
+
+/** How long an app may take from being loaded to listening on PORT (App Service waits 230 s). */
+const START_TIMEOUT_MS = 30_000;
+
+export default defineEmulator({
+  name: 'appservice',
+  options: z.object({
+    port: z.number().int().min(1).max(65535),
+    appDir: z.string().min(1),
+    settings: z.record(z.string(), z.string()).default({}),
+    healthCheckPath: z.string().startsWith('/').default('/'),
+  }),
+  async start(options, context) {
+    const appDir = resolve(options.appDir);
+    const { main } = JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8')) as { main?: string };
+    if (!main)
+      throw new Error(`${appDir}/package.json names no main: App Service would not know what to run`);
+    // App Service binds the app to loopback behind its front end; PORT is the one contract.
+    Object.assign(process.env, options.settings, { PORT: String(options.port), HOST: LOOPBACK });
+    process.chdir(appDir);
+    await import(pathToFileURL(join(appDir, main)).href);
+
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    while (!(await accepts(options.port))) {
+      if (Date.now() > deadline)
+        throw new Error(`the app did not listen on PORT ${options.port} within ${START_TIMEOUT_MS / 1000} s`);
+      await new Promise((done) => setTimeout(done, 25));
+    }
+    const baseUrl = `http://${LOOPBACK}:${options.port}`;
+    context.log(`app ${appDir} listening on ${baseUrl}`);
+    return {
+      endpoints: { baseUrl },
+      async health() {
+        const response = await fetch(`${baseUrl}${options.healthCheckPath}`, { redirect: 'manual' });
+        await response.body?.cancel();
+        if (response.status >= 500) throw new Error(`${options.healthCheckPath} answered ${response.status}`);
+      },
+      // The process ends right after: that is how App Service stops an app.
+      stop: async () => {},
+    };
+  },
+});

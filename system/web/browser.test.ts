@@ -1,0 +1,86 @@
+/**
+ * Variant A in a real browser: Debian's chromium driven by playwright-core (headless, no sandbox, a
+ * fresh profile per run). Screenshots go to test-results/web/ (ignored by git).
+ */
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWebApp, type WebApp } from './test-support.ts';
+
+const screenshots = fileURLToPath(new URL('../../test-results/web/', import.meta.url));
+let browser: Browser;
+let web: WebApp;
+
+beforeAll(async () => {
+  mkdirSync(screenshots, { recursive: true });
+  [browser, web] = await Promise.all([
+    chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox'] }),
+    startWebApp({}),
+  ]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await web?.stop();
+});
+
+/** A page in a fresh context (its own cookies) that fails the test if any script dialog opens. */
+async function freshPage(): Promise<{ page: Page; dialogs: string[] }> {
+  const page = await (await browser.newContext()).newPage();
+  const dialogs: string[] = [];
+  page.on('dialog', async (dialog) => {
+    dialogs.push(dialog.message());
+    await dialog.dismiss();
+  });
+  return { page, dialogs };
+}
+
+describe('variant A in chromium', () => {
+  it('opens Index, creates a task through the form and sees it listed', async () => {
+    const { page } = await freshPage();
+    await page.goto(web.url);
+    expect(await page.locator('#no-tasks').textContent()).toBe('No tasks yet.');
+    await page.fill('#title', 'Book the venue');
+    await page.fill('#description', 'for the spring party');
+    await page.fill('#dueDate', '2027-03-21');
+    await Promise.all([page.waitForURL(`${web.url}/`), page.click('#create-button')]);
+    const row = page.locator('#tasks tbody tr', { hasText: 'Book the venue' });
+    expect(await row.locator('td').allTextContents()).toEqual([
+      'Book the venue',
+      'for the spring party',
+      '2027-03-21',
+    ]);
+    await page.screenshot({ path: `${screenshots}variant-a-created.png`, fullPage: true });
+  });
+
+  it('shows <script>alert(1)</script> as a title, as text: no script runs', async () => {
+    const { page, dialogs } = await freshPage();
+    await page.goto(web.url);
+    await page.fill('#title', '<script>alert(1)</script>');
+    await Promise.all([page.waitForURL(`${web.url}/`), page.click('#create-button')]);
+    const cell = page.locator('#tasks td.title', { hasText: 'alert(1)' });
+    expect(await cell.textContent()).toBe('<script>alert(1)</script>');
+    expect(await cell.locator('script').count()).toBe(0);
+    expect(dialogs).toEqual([]);
+    await page.screenshot({ path: `${screenshots}variant-a-markup-as-text.png`, fullPage: true });
+  });
+
+  it('a form whose token was forged is refused and nothing is listed', async () => {
+    const { page } = await freshPage();
+    await page.goto(web.url);
+    await page
+      .locator('input[name="_csrf"]')
+      .first()
+      .evaluate((input) => {
+        (input as HTMLInputElement).value = 'forged.token';
+      });
+    await page.fill('#title', 'should not exist');
+    const [response] = await Promise.all([
+      page.waitForResponse(`${web.url}/tasks`),
+      page.click('#create-button'),
+    ]);
+    expect(response.status()).toBe(403);
+    await page.goto(web.url);
+    expect(await page.locator('#tasks', { hasText: 'should not exist' }).count()).toBe(0);
+  });
+});

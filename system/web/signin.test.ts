@@ -1,0 +1,254 @@
+/**
+ * Variant B end to end in a real browser: redirected to the provider, signed in on its page, the
+ * display name and mail from Graph, a task created and listed (stored in Cosmos DB), the store's outage
+ * a 503 page, sign-out of the app and the provider, then asked to sign in again.
+ *
+ * The vault, Cosmos DB and the managed-identity endpoint are the stack's. The sign-in provider is a
+ * second identity process on the same data directory (same keys, tenant, app registrations and users),
+ * started with this app's redirect URIs: the stack registers redirect URIs only for the apps it runs.
+ */
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { CosmosClient } from '@azure/cosmos';
+import type { APIResponse, Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EmulatorContext } from '../../emulators/core/emulator.ts';
+import {
+  type ComponentUnderTest,
+  launchChromium,
+  startComponent,
+  testContext,
+  testDataDir,
+} from '../../emulators/core/testing.ts';
+import { type Stack, start } from '../../emulators/stack/launcher.ts';
+import { freePort } from '../functions/test-support.ts';
+import { STORE_UNAVAILABLE } from './src/cosmos-store.ts';
+import { BAD_FORM_TOKEN, BAD_SESSION, NOT_JSON, TOO_LARGE } from './src/errors.ts';
+import { TITLE_REQUIRED } from './src/tasks.ts';
+import { startWebApp, type WebApp } from './test-support.ts';
+
+const screenshots = fileURLToPath(new URL('../../test-results/web/', import.meta.url));
+const data = testDataDir();
+let stack: Stack;
+let context: EmulatorContext;
+let provider: ComponentUnderTest;
+let web: WebApp;
+let browser: Browser;
+let settings: Record<string, string>;
+
+beforeAll(async () => {
+  mkdirSync(screenshots, { recursive: true });
+  stack = await start({
+    dataDir: data.dir,
+    ports: 'free',
+    console: false,
+    inMemory: true,
+    components: ['identity', 'keyvault', 'cosmos'],
+  });
+  context = await testContext(data.dir, { inMemory: true });
+  const port = await freePort();
+  const webUrl = `http://127.0.0.1:${port}`;
+  provider = await startComponent(
+    'identity',
+    {
+      port: 0,
+      redirectUris: { taskWeb: [`${webUrl}/signin-oidc`] },
+      postLogoutRedirectUris: { taskWeb: [`${webUrl}/`] },
+    },
+    data.dir,
+    { inMemory: true },
+  );
+  const registration = context.secrets.directory.applications.taskWeb;
+  const { connections, identities } = stack.description;
+  const authority = provider.endpoints.authority as string;
+  settings = {
+    WebAppVariant: 'B',
+    AzureAd__Instance: `${authority}/`,
+    AzureAd__Domain: 'taskstack.onmicrosoft.com',
+    AzureAd__TenantId: context.secrets.tenantId,
+    AzureAd__ClientId: registration?.clientId as string,
+    AzureAd__ClientSecret: registration?.clientSecret as string,
+    GraphBaseUrl: provider.endpoints.graph as string,
+    KeyVaultUri: connections.KeyVaultUri as string,
+    KeyVaultDisableChallengeResourceVerification: 'true',
+    IDENTITY_ENDPOINT: identities.webApp?.IDENTITY_ENDPOINT as string,
+    IDENTITY_HEADER: identities.webApp?.IDENTITY_HEADER as string,
+    SessionSecret: 'the session secret of the sign-in test',
+  };
+  // Chromium does not read NODE_EXTRA_CA_CERTS: it trusts the stack's server key by its SPKI hash.
+  [web, browser] = await Promise.all([startWebApp(settings, port), launchChromium(context.tls)]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await web?.stop();
+  await provider?.stop();
+  await stack?.stop();
+  data.remove();
+});
+
+const user = (name: string) => ({
+  ...context.topology.directory.users[name],
+  ...context.secrets.directory.users[name],
+});
+
+/** Opens the app in a fresh browser profile and signs in on the provider's page as `name`. */
+async function signIn(name: string): Promise<Page> {
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(web.url);
+  expect(page.url().startsWith(`${provider.endpoints.authority}/`)).toBe(true);
+  const { userPrincipalName, password } = user(name);
+  await page.fill('#username', userPrincipalName as string);
+  await page.fill('#password', password as string);
+  await Promise.all([page.waitForURL(`${web.url}/`), page.click('button[type=submit]')]);
+  return page;
+}
+
+const tasksContainer = () =>
+  new CosmosClient(stack.description.secrets.DocumentDbConnection as string)
+    .database('TasksDB')
+    .container('Tasks');
+
+describe('variant B in chromium', () => {
+  it('signs in on the provider, shows name and mail, creates a task, survives a store outage, signs out', async () => {
+    const page = await signIn('alice');
+    const alice = user('alice');
+    expect(await page.textContent('#display-name')).toBe(alice.displayName);
+    expect(await page.textContent('#mail')).toBe(`(${alice.mail})`);
+    await page.screenshot({ path: `${screenshots}variant-b-signed-in.png`, fullPage: true });
+
+    await page.fill('#title', 'Plan the <b>offsite</b>');
+    await page.fill('#description', 'two days');
+    await page.fill('#dueDate', '2027-06-15');
+    await Promise.all([page.waitForURL(`${web.url}/`), page.click('#create-button')]);
+    const row = page.locator('#tasks tbody tr', { hasText: 'offsite' });
+    expect(await row.locator('td').allTextContents()).toEqual([
+      'Plan the <b>offsite</b>',
+      'two days',
+      '2027-06-15',
+    ]);
+    await page.screenshot({ path: `${screenshots}variant-b-created.png`, fullPage: true });
+
+    // Stored in Cosmos DB in the function app's shape; the API (with the browser's session) lists it.
+    const { resources } = await tasksContainer().items.readAll().fetchAll();
+    expect(resources.map(({ Title, Description, DueDate }) => ({ Title, Description, DueDate }))).toEqual([
+      { Title: 'Plan the <b>offsite</b>', Description: 'two days', DueDate: '2027-06-15' },
+    ]);
+    const api = await page.request.get(`${web.url}/api/tasks`);
+    expect(api.status()).toBe(200);
+    expect(await api.json()).toEqual([
+      {
+        id: resources[0]?.id,
+        title: 'Plan the <b>offsite</b>',
+        description: 'two days',
+        dueDate: '2027-06-15',
+      },
+    ]);
+
+    // Cosmos DB down: a clear 503 page, and the app serves again once it is back.
+    await stack.stopComponent('cosmos');
+    try {
+      const down = await page.goto(web.url);
+      expect(down?.status()).toBe(503);
+      expect(await page.textContent('body')).toBe(STORE_UNAVAILABLE);
+    } finally {
+      await stack.startComponent('cosmos');
+    }
+    expect((await page.goto(web.url))?.status()).toBe(200);
+    expect(web.running()).toBe(true);
+
+    // Sign out: the app's session, then the provider's (its confirmation), back to the start page,
+    // which asks for the password again.
+    await Promise.all([page.waitForURL(`${provider.endpoints.authority}/**`), page.click('#sign-out')]);
+    await page.screenshot({ path: `${screenshots}variant-b-provider-sign-out.png`, fullPage: true });
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForSelector('#password');
+    expect(page.url().startsWith(`${provider.endpoints.authority}/`)).toBe(true);
+    expect((await page.context().cookies(web.url)).map((c) => c.name)).not.toContain('taskstack.session');
+    await page.screenshot({ path: `${screenshots}variant-b-signed-out.png`, fullPage: true });
+  });
+
+  it('shows the user principal name for a user without mail', async () => {
+    const page = await signIn('bob');
+    expect(await page.textContent('#display-name')).toBe(user('bob').displayName);
+    expect(await page.textContent('#mail')).toBe(`(${user('bob').userPrincipalName})`);
+  });
+
+  it('signed in, the JSON API and the Create form answer and refuse as in variant A; refusals store nothing', async () => {
+    const page = await signIn('alice');
+    const api = `${web.url}/api/tasks`;
+    const created = await page.request.post(api, {
+      data: { title: 'via the API', dueDate: 'soon', id: 'mine' },
+    });
+    expect(created.status()).toBe(200);
+    const task = (await created.json()) as { id: string };
+    expect(task).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      title: 'via the API',
+      description: null,
+      dueDate: 'soon',
+    });
+    expect((await tasksContainer().item(task.id, task.id).read()).resource).toMatchObject({
+      Title: 'via the API',
+    });
+    const stored = (await tasksContainer().items.readAll().fetchAll()).resources.length;
+
+    const json = (body: string) =>
+      page.request.post(api, { data: Buffer.from(body), headers: { 'content-type': 'application/json' } });
+    const token = (await page.locator('input[name="_csrf"]').first().getAttribute('value')) as string;
+    const form = (fields: Record<string, string>) =>
+      page.request.post(`${web.url}/tasks`, { form: fields, maxRedirects: 0 });
+    const cases: [Promise<APIResponse>, number, string][] = [
+      [json('{"title":""}'), 400, TITLE_REQUIRED],
+      [json('{"title": "broken'), 400, NOT_JSON],
+      [json(JSON.stringify({ title: 'big', description: 'x'.repeat(10 * 1024 * 1024) })), 413, TOO_LARGE],
+      [form({ _csrf: `${token}0`, title: 'forged' }), 403, BAD_FORM_TOKEN],
+      [
+        page.request.post(`${web.url}/signout`, { form: { _csrf: 'forged' }, maxRedirects: 0 }),
+        403,
+        BAD_FORM_TOKEN,
+      ],
+    ];
+    for (const [pending, status, text] of cases) {
+      const response = await pending;
+      expect({ status: response.status(), text: await response.text() }).toEqual({ status, text });
+    }
+    const missing = await form({ _csrf: token, title: '' });
+    expect(missing.status()).toBe(400);
+    expect(await missing.text()).toContain(
+      `<p class="message" id="message" role="alert">${TITLE_REQUIRED}</p>`,
+    );
+    expect((await tasksContainer().items.readAll().fetchAll()).resources.length).toBe(stored);
+    expect(web.running()).toBe(true);
+  });
+
+  it('a signed-in session cookie that was tampered with is refused with 400', async () => {
+    const page = await signIn('alice');
+    const [session] = (await page.context().cookies(web.url)).filter((c) => c.name === 'taskstack.session');
+    const forged = (session?.value as string).replace(/\.[^.]+$/, '.AAAA');
+    const response = await fetch(`${web.url}/`, {
+      headers: { cookie: `taskstack.session=${forged}` },
+      redirect: 'manual',
+    });
+    expect(response.status).toBe(400);
+    expect(await response.text()).toBe(BAD_SESSION);
+    // Nothing secret reached the log: settings, cookies, tokens (a JWT starts with eyJ).
+    const secrets = [settings.AzureAd__ClientSecret, settings.SessionSecret, settings.IDENTITY_HEADER];
+    for (const secret of [...secrets, session?.value, user('alice').password])
+      expect(web.output()).not.toContain(secret as string);
+    expect(web.output()).not.toContain('eyJ');
+  });
+
+  it('a callback path the registration does not list is refused by the provider', async () => {
+    const other = await startWebApp({ ...settings, AzureAd__CallbackPath: '/elsewhere' });
+    try {
+      const redirect = await fetch(`${other.url}/`, { redirect: 'manual' });
+      const location = redirect.headers.get('location') as string;
+      expect(new URL(location).searchParams.get('redirect_uri')).toBe(`${other.url}/elsewhere`);
+      const refused = await fetch(location, { redirect: 'manual' });
+      expect(refused.status).toBe(400);
+      expect(await refused.text()).toContain('AADSTS50011');
+    } finally {
+      await other.stop();
+    }
+  });
+});

@@ -1,0 +1,152 @@
+/**
+ * The web application: Index (GET /), Create (POST /tasks), SignOut (POST /signout, variant B), the
+ * sign-in callback (CallbackPath, variant B) and the JSON task API (GET/POST /api/tasks). Every answer
+ * that is not a page is plain text from errors.ts; no error shows internals.
+ */
+import cookieParser from 'cookie-parser';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import helmet from 'helmet';
+import type { WebConfig } from './config.ts';
+import {
+  BAD_FORM_TOKEN,
+  INTERNAL,
+  JSON_ONLY,
+  MAX_BODY_BYTES,
+  NOT_FOUND,
+  NOT_JSON,
+  sendText,
+  TOO_LARGE,
+  UnavailableError,
+} from './errors.ts';
+import type { TaskEvents } from './events.ts';
+import type { Sessions } from './session.ts';
+import type { SignIn } from './signin.ts';
+import { checkForm, checkTask, type TaskStore } from './tasks.ts';
+
+export interface WebParts {
+  config: WebConfig;
+  viewsDir: string;
+  store: TaskStore;
+  sessions: Sessions;
+  /** Variant A: the stream hub messages of Create. */
+  events?: TaskEvents;
+  /** Variant B: the signed-in user. */
+  signIn?: SignIn;
+  log(line: string): void;
+}
+
+/** What the Create form re-shows when it is refused. */
+interface FormState {
+  message: string;
+  values: Record<string, string>;
+}
+
+const isJson = (req: Request) => /^application\/json\s*(;|$)/i.test(req.get('content-type') ?? '');
+
+export function createApp({ config, viewsDir, store, sessions, events, signIn, log }: WebParts) {
+  const app = express();
+  // App Service's front end terminates TLS and says so in X-Forwarded-Proto: cookies are then Secure.
+  app.set('trust proxy', true);
+  app.set('views', viewsDir);
+  app.set('view engine', 'pug');
+  app.set('view cache', true);
+  app.use(
+    helmet({
+      contentSecurityPolicy: {
+        directives: {
+          // Sign-out is a form whose answer redirects to the provider's end-session endpoint.
+          'form-action': ["'self'", ...(signIn ? [signIn.providerOrigin] : [])],
+          // The local stack serves plain HTTP on loopback; in Azure, App Service's HTTPS Only does this.
+          'upgrade-insecure-requests': null,
+        },
+      },
+    }),
+  );
+  app.use(cookieParser(config.sessionSecret));
+  app.use(sessions.read);
+  const form = express.urlencoded({ extended: false, limit: MAX_BODY_BYTES, parameterLimit: 100 });
+  const json = express.json({ limit: MAX_BODY_BYTES, strict: false });
+
+  if (signIn) {
+    app.get(config.signIn?.callbackPath ?? '/signin-oidc', signIn.callback);
+    // Every other page and the API need a signed-in user.
+    app.use(signIn.requireUser);
+  }
+
+  async function index(req: Request, res: Response, status = 200, refused?: FormState) {
+    const profile = signIn && (await signIn.profile(res));
+    if (signIn && !profile) return signIn.challenge(req, res);
+    const tasks = await store.list();
+    res.status(status).render('index', {
+      variant: config.variant,
+      tasks,
+      profile,
+      formToken: sessions.formToken(req, res),
+      message: refused?.message,
+      values: refused?.values ?? {},
+    });
+  }
+
+  app.get('/', (req, res) => index(req, res));
+
+  app.post('/tasks', form, sessions.checkForm, async (req, res) => {
+    const checked = checkForm(req.body);
+    if ('refused' in checked) {
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const values = Object.fromEntries(
+        ['title', 'description', 'dueDate'].map((name) => [
+          name,
+          typeof body[name] === 'string' ? body[name] : '',
+        ]),
+      );
+      return index(req, res, 400, { message: checked.refused, values });
+    }
+    const task = await store.add(checked.task);
+    // Variant A's one message per Create; bounded, and the task is kept whatever the hub does.
+    await events?.send(task);
+    res.redirect(303, '/');
+  });
+
+  if (signIn) app.post('/signout', form, sessions.checkForm, signIn.signOut);
+
+  app.get('/api/tasks', async (_req, res) => {
+    res.json(await store.list());
+  });
+
+  app.post(
+    '/api/tasks',
+    (req, res, next) => (isJson(req) ? next() : sendText(res, 415, JSON_ONLY)),
+    json,
+    async (req, res) => {
+      // An empty body is an object without a title.
+      const checked = checkTask(req.body ?? {});
+      if ('refused' in checked) return sendText(res, 400, checked.refused);
+      res.json(await store.add(checked.task));
+    },
+  );
+
+  app.use((_req, res) => sendText(res, 404, NOT_FOUND));
+
+  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const failure = error as {
+      type?: string;
+      code?: string;
+      status?: number;
+      expose?: boolean;
+      message?: string;
+    };
+    if (failure.type === 'entity.too.large') return sendText(res, 413, TOO_LARGE);
+    if (failure.type === 'entity.parse.failed') return sendText(res, 400, NOT_JSON);
+    if (failure.code === 'EBADCSRFTOKEN') return sendText(res, 403, BAD_FORM_TOKEN);
+    if (error instanceof UnavailableError) {
+      log(error.message);
+      return sendText(res, 503, error.publicText);
+    }
+    // body-parser's other refusals (unsupported charset, aborted request …) say what was wrong.
+    if (failure.expose && failure.status && failure.status >= 400 && failure.status < 500)
+      return sendText(res, failure.status, `${failure.message ?? 'Bad request'}.`);
+    log(`request failed: ${failure.message ?? String(error)}`);
+    sendText(res, 500, INTERNAL);
+  });
+  return app;
+}

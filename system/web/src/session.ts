@@ -1,0 +1,96 @@
+/**
+ * The session: one signed cookie (HMAC with the setting SessionSecret, via cookie-parser), HttpOnly,
+ * SameSite=Lax, Secure whenever the request came over HTTPS. It holds a random id (what the form tokens
+ * are bound to) and, in variant B, the signed-in account's id in the app's token cache; tokens never
+ * leave the server. Form tokens: csrf-csrf's signed double-submit cookie, bound to the session id.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { doubleCsrf } from 'csrf-csrf';
+import type { CookieOptions, NextFunction, Request, Response } from 'express';
+import { BAD_FORM_TOKEN, BAD_SESSION, sendText } from './errors.ts';
+
+export const SESSION_COOKIE = 'taskstack.session';
+export const FORM_TOKEN_COOKIE = 'taskstack.form';
+/** The hidden field every form carries. */
+export const FORM_TOKEN_FIELD = '_csrf';
+
+export interface Session {
+  sid: string;
+  /** Variant B: the signed-in account (MSAL's homeAccountId). */
+  account?: string;
+}
+
+const isSession = (value: unknown): value is Session =>
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as Session).sid === 'string' &&
+  ['undefined', 'string'].includes(typeof (value as Session).account);
+
+/** Behind App Service's front end `req.secure` follows X-Forwarded-Proto (trust proxy is on). */
+export const cookieOptions = (req: Request): CookieOptions => ({
+  httpOnly: true,
+  sameSite: 'lax',
+  secure: req.secure,
+  path: '/',
+});
+
+export type Sessions = ReturnType<typeof sessions>;
+
+export function sessions(sessionSecret: string) {
+  const current = new WeakMap<Request, Session>();
+  // A key of its own for the form tokens, derived so that one setting serves both.
+  const formSecret = createHmac('sha256', sessionSecret).update('form tokens').digest('base64url');
+  const csrf = doubleCsrf({
+    getSecret: () => formSecret,
+    getSessionIdentifier: (req) => current.get(req)?.sid ?? '',
+    cookieName: FORM_TOKEN_COOKIE,
+    cookieOptions: { sameSite: 'lax', httpOnly: true, secure: false, path: '/' },
+    getCsrfTokenFromRequest: (req) =>
+      (req.body as Record<string, unknown> | undefined)?.[FORM_TOKEN_FIELD] as string,
+    errorConfig: { statusCode: 403, message: BAD_FORM_TOKEN },
+  });
+
+  const save = (req: Request, res: Response, session: Session) => {
+    current.set(req, session);
+    res.cookie(SESSION_COOKIE, session, { ...cookieOptions(req), signed: true });
+  };
+
+  /** The request's session; a new one (and its cookie) when it has none. */
+  const ensure = (req: Request, res: Response): Session => {
+    const session = current.get(req);
+    if (session) return session;
+    const fresh = { sid: randomBytes(16).toString('base64url') };
+    save(req, res, fresh);
+    return fresh;
+  };
+
+  return {
+    /** Reads the session cookie. One that is present but not signed by this app is refused (400). */
+    read(req: Request, res: Response, next: NextFunction) {
+      const signed = (req.signedCookies as Record<string, unknown>)[SESSION_COOKIE];
+      const unsigned = (req.cookies as Record<string, unknown>)[SESSION_COOKIE];
+      if (unsigned !== undefined || (signed !== undefined && !isSession(signed))) {
+        res.clearCookie(SESSION_COOKIE, { path: '/' });
+        sendText(res, 400, BAD_SESSION);
+        return;
+      }
+      if (signed) current.set(req, signed);
+      next();
+    },
+    get: (req: Request) => current.get(req),
+    /** Starts a new session (a new id: a session id seen before sign-in is never the signed-in one). */
+    renew: (req: Request, res: Response, account?: string) =>
+      save(req, res, { sid: randomBytes(16).toString('base64url'), account }),
+    clear(res: Response) {
+      res.clearCookie(SESSION_COOKIE, { path: '/' });
+      res.clearCookie(FORM_TOKEN_COOKIE, { path: '/' });
+    },
+    /** A token for a form of this session (a session is made if needed). */
+    formToken(req: Request, res: Response): string {
+      ensure(req, res);
+      return csrf.generateCsrfToken(req, res, { cookieOptions: { secure: req.secure } });
+    },
+    /** Refuses (403) a form post whose token does not match its cookie and session. */
+    checkForm: csrf.doubleCsrfProtection,
+  };
+}

@@ -1,0 +1,133 @@
+/**
+ * The web app under test, run as App Service runs it: built, then `node dist/server.js` in its own
+ * process with the app settings as environment variables and PORT (HOST keeps it on loopback).
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { expectDocumented } from '../../contracts/validate.ts';
+import { waitFor } from '../../emulators/core/testing.ts';
+import { freePort } from '../functions/test-support.ts';
+import { buildWebApp } from './build.ts';
+
+const appDir = fileURLToPath(new URL('.', import.meta.url));
+
+export interface WebApp {
+  url: string;
+  /** Everything the app wrote to stdout and stderr so far. */
+  output(): string;
+  /** Resolves once the output has a line containing `text`. */
+  waitForOutput(text: string, timeoutMs?: number): Promise<void>;
+  /** The process is still running. */
+  running(): boolean;
+  stop(): Promise<void>;
+}
+
+let built: Promise<void> | undefined;
+
+/**
+ * Starts the app with exactly these settings (no others from the test's environment), on `port` when
+ * given (a sign-in test registers the redirect URI before the app starts).
+ */
+export async function startWebApp(settings: Record<string, string>, port?: number): Promise<WebApp> {
+  built ??= buildWebApp();
+  await built;
+  port ??= await freePort();
+  const child = spawn(process.execPath, ['dist/server.js'], {
+    cwd: appDir,
+    env: {
+      PATH: process.env.PATH,
+      // The stack's CA, as the launcher gives it to every process (vitest.config.ts sets it for tests).
+      NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS,
+      ...settings,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const running = () => child.exitCode === null && child.signalCode === null;
+  const app: WebApp = {
+    url: `http://127.0.0.1:${port}`,
+    output: () => output,
+    async waitForOutput(text, timeoutMs = 20_000) {
+      await waitFor(`"${text}" in the web app's output`, () => output.includes(text), timeoutMs).catch(
+        (error: Error) => {
+          throw new Error(`${error.message}; output so far:\n${output}`);
+        },
+      );
+    },
+    running,
+    async stop() {
+      if (running()) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+  await waitFor(
+    'the web app to listen or exit',
+    () => output.includes('listening on port') || !running(),
+    20_000,
+  );
+  if (!running()) {
+    await exited;
+    throw new Error(`the web app exited at start: ${output.trim()}`);
+  }
+  return app;
+}
+
+/** A browser's view of the app without a browser: the cookies it was given and the form token of a page. */
+export interface FormSession {
+  /** The Cookie header to send back. */
+  cookie: string;
+  /** The hidden `_csrf` value of the page's forms. */
+  token: string;
+  /** The page's HTML. */
+  html: string;
+}
+
+/** Cookie pairs (`name=value`) of a response's Set-Cookie headers. */
+export const cookiesOf = (response: Response) =>
+  response.headers.getSetCookie().map((line) => line.split(';')[0] as string);
+
+/** GET `path` (Index by default) as a fresh browser would, keeping its cookies and form token. */
+export async function openPage(url: string, path = '/'): Promise<FormSession> {
+  const response = await fetch(`${url}${path}`);
+  const html = await response.text();
+  if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${html}`);
+  const token = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
+  if (!token) throw new Error(`${path} has no form token`);
+  return { cookie: cookiesOf(response).join('; '), token, html };
+}
+
+/** POSTs a url-encoded form as a browser submits one (redirects not followed). */
+export function postForm(url: string, path: string, fields: Record<string, string>, cookie?: string) {
+  return fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie && { cookie }) },
+    body: new URLSearchParams(fields).toString(),
+    redirect: 'manual',
+  });
+}
+
+/** POSTs JSON text to the task API; the answer must be documented in openapi/web.json. */
+export async function postJson(url: string, body: string, contentType = 'application/json') {
+  const response = await fetch(`${url}/api/tasks`, {
+    method: 'POST',
+    headers: { 'content-type': contentType },
+    body,
+  });
+  await expectDocumented('web', 'post', '/api/tasks', response.clone());
+  return response;
+}
+
+/** GET /api/tasks; the answer must be documented in openapi/web.json. */
+export async function getTasks(url: string, headers: Record<string, string> = {}) {
+  const response = await fetch(`${url}/api/tasks`, { headers });
+  await expectDocumented('web', 'get', '/api/tasks', response.clone());
+  return response;
+}
