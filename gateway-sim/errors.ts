@@ -1,0 +1,56 @@
+/** API Management's own answers, byte for byte as the gateway sends them. */
+import { randomUUID } from 'node:crypto';
+
+/** A problem in an artifact: refuses the start (or a reload) naming the file, line and policy. */
+export class ArtifactError extends Error {
+  constructor(
+    readonly file: string,
+    readonly line: number | undefined,
+    readonly policy: string | undefined,
+    readonly reason: string,
+  ) {
+    super(`${file}${line === undefined ? '' : ` line ${line}`}${policy ? `, <${policy}>` : ''}: ${reason}`);
+  }
+}
+
+/** A response the gateway makes itself (refusals, policy answers, backend failures). */
+export interface GatewayAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** APIM's error body: `{ "statusCode": N, "message": "…" }` (its spacing), as application/json. */
+export function apimError(
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+  extra: Record<string, string> = {},
+): GatewayAnswer {
+  const fields = [`"statusCode": ${status}`, `"message": ${JSON.stringify(message)}`];
+  for (const [name, value] of Object.entries(extra))
+    fields.push(`${JSON.stringify(name)}: ${JSON.stringify(value)}`);
+  return {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: `{ ${fields.join(', ')} }`,
+  };
+}
+
+export const MISSING_KEY =
+  'Access denied due to missing subscription key. Make sure to include subscription key when making requests to an API.';
+export const INVALID_KEY =
+  'Access denied due to invalid subscription key. Make sure to provide a valid key for an active subscription.';
+
+export const notFound = () => apimError(404, 'Resource not found');
+export const rateLimited = (seconds: number, headers: Record<string, string> = {}) =>
+  apimError(429, `Rate limit is exceeded. Try again in ${seconds} seconds.`, headers);
+
+/** A backend that cannot be reached: APIM's 500, with the request's id as activityId. */
+export const backendFailed = (requestId: string) =>
+  apimError(500, 'Internal server error', {}, { activityId: requestId });
+/** A backend that did not answer within forward-request's timeout. */
+export const backendTimedOut = (requestId: string) =>
+  apimError(504, 'Gateway Timeout', {}, { activityId: requestId });
+
+export const newRequestId = () => randomUUID();

@@ -1,0 +1,88 @@
+/**
+ * The backend call of forward-request: the request body streamed to the backend as it arrives, the
+ * backend's answer handed back unread (so it streams on to the caller), hop-by-hop headers dropped both
+ * ways, and a deadline that ends the call rather than letting the caller hang.
+ */
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+} from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+
+/** RFC 9110 §7.6.1: meaningful only for one connection, never forwarded. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+/** Headers minus hop-by-hop ones (including those the Connection header names). */
+export function endToEnd(headers: IncomingMessage['headers']): Record<string, string | string[]> {
+  const named = String(headers.connection ?? '')
+    .split(',')
+    .map((name) => name.trim().toLowerCase());
+  const kept: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers))
+    if (value !== undefined && !HOP_BY_HOP.has(name) && !named.includes(name)) kept[name] = value;
+  return kept;
+}
+
+export class BackendError extends Error {
+  constructor(
+    readonly kind: 'unreachable' | 'timeout',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+// Connections to backends are reused, as APIM does.
+const agents = { 'http:': new HttpAgent({ keepAlive: true }), 'https:': new HttpsAgent({ keepAlive: true }) };
+
+export function callBackend(options: {
+  url: URL;
+  method: string;
+  headers: OutgoingHttpHeaders;
+  body: IncomingMessage;
+  timeoutMs: number;
+}): Promise<IncomingMessage> {
+  const { url, timeoutMs } = options;
+  const protocol = url.protocol as keyof typeof agents;
+  if (!agents[protocol])
+    return Promise.reject(new BackendError('unreachable', `unsupported backend scheme ${url.protocol}`));
+  const send = protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const outgoing = send(url, {
+      method: options.method,
+      headers: { ...options.headers, host: url.host },
+      agent: agents[protocol],
+    });
+    const timer = setTimeout(() => {
+      outgoing.destroy(new BackendError('timeout', `no answer within ${timeoutMs / 1000} s`));
+    }, timeoutMs);
+    outgoing.on('response', (response) => {
+      clearTimeout(timer);
+      resolve(response);
+    });
+    outgoing.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error instanceof BackendError ? error : new BackendError('unreachable', error.message));
+    });
+    // A caller that leaves mid-body ends the backend call too, instead of leaving it waiting.
+    const left = () => {
+      if (!options.body.complete)
+        outgoing.destroy(new BackendError('unreachable', 'the caller left mid-request'));
+    };
+    if (options.body.destroyed) left();
+    else options.body.on('close', left);
+    options.body.pipe(outgoing);
+  });
+}

@@ -1,0 +1,48 @@
+/**
+ * validate-jwt against the identity provider: its OpenID configuration names the key set (JWKS), which
+ * jose fetches and caches (refetching for an unknown key id). Times are checked on the stack clock.
+ */
+import { createRemoteJWKSet, type JWTVerifyGetKey, jwtVerify } from 'jose';
+import type { StackClock } from '../emulators/core/clock.ts';
+
+export function createJwtValidator(clock: StackClock) {
+  const keySets = new Map<string, Promise<JWTVerifyGetKey>>();
+  const keySet = (configUrl: string) => {
+    let found = keySets.get(configUrl);
+    if (!found) {
+      found = (async () => {
+        const response = await fetch(configUrl);
+        if (!response.ok) throw new Error(`${configUrl} answered ${response.status}`);
+        const { jwks_uri } = (await response.json()) as { jwks_uri?: string };
+        if (!jwks_uri) throw new Error(`${configUrl} names no jwks_uri`);
+        return createRemoteJWKSet(new URL(jwks_uri));
+      })();
+      // A provider that was down is asked again next time.
+      found.catch(() => keySets.delete(configUrl));
+      keySets.set(configUrl, found);
+    }
+    return found;
+  };
+
+  /** Resolves when the token is valid for one of the configurations; otherwise rejects with why. */
+  return async function validate(
+    token: string,
+    rule: { openIdConfigUrls: string[]; audiences: string[]; issuers: string[] },
+  ): Promise<void> {
+    let lastError: unknown;
+    for (const url of rule.openIdConfigUrls) {
+      try {
+        await jwtVerify(token, await keySet(url), {
+          audience: rule.audiences.length ? rule.audiences : undefined,
+          issuer: rule.issuers.length ? rule.issuers : undefined,
+          currentDate: clock.date(),
+        });
+        return;
+      } catch (error) {
+        lastError = error;
+      }
+    }
+    throw lastError;
+  };
+}
+export type JwtValidator = ReturnType<typeof createJwtValidator>;

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { StackClock } from '../emulators/core/clock.ts';
+import { createLimits } from './limits.ts';
+
+describe('gateway: limit counters', () => {
+  it('counters of keys seen once are dropped once their period has passed (memory stays bounded)', () => {
+    const clock = new StackClock();
+    const limits = createLimits(clock);
+    for (let i = 0; i < 5000; i++) limits.slidingWindow(`key-${i}`, 5, 60);
+    for (let i = 0; i < 5000; i++) limits.quota(`quota-${i}`, 5, 60);
+    expect(limits.size).toBe(10_000);
+    clock.advance(61_000);
+    for (let i = 0; i < 1000; i++) limits.slidingWindow('steady', 1_000_000, 60);
+    expect(limits.size).toBe(1);
+  });
+
+  it('a sliding window counts only the calls of the last period', () => {
+    const clock = new StackClock();
+    const limits = createLimits(clock);
+    expect(limits.slidingWindow('a', 2, 10)).toEqual({ allowed: true, remaining: 1 });
+    clock.advance(6_000);
+    expect(limits.slidingWindow('a', 2, 10)).toEqual({ allowed: true, remaining: 0 });
+    expect(limits.slidingWindow('a', 2, 10)).toEqual({ allowed: false, retryAfterSeconds: 4 });
+    clock.advance(4_000);
+    expect(limits.slidingWindow('a', 2, 10)).toEqual({ allowed: true, remaining: 0 });
+    expect(limits.slidingWindow('a', 2, 10)).toEqual({ allowed: false, retryAfterSeconds: 6 });
+  });
+});

@@ -1,0 +1,67 @@
+/**
+ * Call counters of rate-limit, rate-limit-by-key and quota, on the stack clock (so a test moves the
+ * clock past a window instead of sleeping). Check-and-count is synchronous: of many concurrent calls,
+ * exactly `calls` pass.
+ */
+import type { StackClock } from '../emulators/core/clock.ts';
+
+export type Decision = { allowed: true; remaining: number } | { allowed: false; retryAfterSeconds: number };
+
+/** Every this many checks, counters whose period has passed are dropped (by-key counters are unbounded). */
+const SWEEP_EVERY = 1000;
+
+export function createLimits(clock: StackClock) {
+  /** Sliding windows: the stack times of the calls let through (oldest first), per counter. */
+  const windows = new Map<string, { times: number[]; period: number }>();
+  /** Fixed quota periods: start and count, per counter. */
+  const quotas = new Map<string, { start: number; count: number; period: number }>();
+  let checks = 0;
+  const sweep = (now: number) => {
+    if (++checks % SWEEP_EVERY) return;
+    for (const [counter, { times, period }] of windows)
+      if ((times.at(-1) ?? 0) <= now - period) windows.delete(counter);
+    for (const [counter, { start, period }] of quotas) if (now >= start + period) quotas.delete(counter);
+  };
+  return {
+    /** rate-limit(-by-key): at most `calls` in any `periodSeconds`; refused calls do not count. */
+    slidingWindow(counter: string, calls: number, periodSeconds: number): Decision {
+      const now = clock.now();
+      sweep(now);
+      const period = periodSeconds * 1000;
+      let window = windows.get(counter);
+      if (!window) {
+        window = { times: [], period };
+        windows.set(counter, window);
+      }
+      const { times } = window;
+      // Drop the calls that left the window (one splice, not a filter over every call).
+      let expired = 0;
+      while (expired < times.length && (times[expired] as number) <= now - period) expired++;
+      if (expired) times.splice(0, expired);
+      if (times.length >= calls) {
+        const oldest = times[0] as number;
+        return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((oldest + period - now) / 1000)) };
+      }
+      times.push(now);
+      return { allowed: true, remaining: calls - times.length };
+    },
+    /** quota: at most `calls` per period, the period starting at the first call. */
+    quota(counter: string, calls: number, periodSeconds: number): Decision {
+      const now = clock.now();
+      sweep(now);
+      const period = periodSeconds * 1000;
+      let entry = quotas.get(counter);
+      if (!entry || now >= entry.start + period) entry = { start: now, count: 0, period };
+      quotas.set(counter, entry);
+      if (entry.count >= calls)
+        return { allowed: false, retryAfterSeconds: Math.ceil((entry.start + period - now) / 1000) };
+      entry.count++;
+      return { allowed: true, remaining: calls - entry.count };
+    },
+    /** How many counters are held (they are dropped once their period has passed). */
+    get size() {
+      return windows.size + quotas.size;
+    },
+  };
+}
+export type Limits = ReturnType<typeof createLimits>;

@@ -1,0 +1,319 @@
+/**
+ * The policy interpreter: runs an operation's effective policy (inbound → backend → outbound, on-error
+ * when something fails) over one request. Each step records its decision in the trace.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import type { Api, Operation } from './artifacts.ts';
+import { apimError, backendFailed, backendTimedOut, type GatewayAnswer, rateLimited } from './errors.ts';
+import { expressionContext, type Model, type Template } from './expressions.ts';
+import { BackendError, callBackend, endToEnd } from './forward.ts';
+import type { JwtValidator } from './jwt.ts';
+import type { Limits } from './limits.ts';
+import type { Section, SetValue, Step } from './policies.ts';
+import type { Pipeline } from './scopes.ts';
+import type { Caller } from './subscriptions.ts';
+import type { Trace } from './trace.ts';
+
+type Headers = Record<string, string | string[]>;
+
+export interface GatewayResponse {
+  status: number;
+  headers: Headers;
+  body: Readable | string;
+}
+
+/** One request on its way through the gateway. */
+export interface Exchange {
+  requestId: string;
+  req: IncomingMessage;
+  url: URL;
+  api: Api;
+  operation: Operation;
+  /** Template parameters matched in the path. */
+  params: Record<string, string>;
+  caller?: Caller;
+  /** The request as it will be forwarded. */
+  headers: Headers;
+  backendBase: string;
+  backendPath: string;
+  query: URLSearchParams;
+  variables: Map<string, string>;
+  /** Headers policies add to whatever answer goes out (rate-limit counts, CORS). */
+  answerHeaders: Headers;
+  response?: GatewayResponse;
+  trace: Trace;
+}
+
+export interface PipelineDeps {
+  limits: Limits;
+  validateJwt: JwtValidator;
+}
+
+/** A policy ended processing with this answer (return-response, mock-response, a CORS preflight). */
+class Final {
+  constructor(readonly answer: GatewayAnswer) {}
+}
+/** A policy or the backend failed: on-error runs with this as the response. */
+class Failure {
+  constructor(readonly answer: GatewayAnswer) {}
+}
+
+export async function runPipeline(
+  ex: Exchange,
+  pipeline: Pipeline,
+  deps: PipelineDeps,
+): Promise<GatewayResponse> {
+  try {
+    await runSection(pipeline.inbound, 'inbound', ex, deps);
+    await runSection(pipeline.backend, 'backend', ex, deps);
+    if (!ex.response) await forward(ex, 300, 'forward-request (implicit)');
+    await runSection(pipeline.outbound, 'outbound', ex, deps);
+    return ex.response as GatewayResponse;
+  } catch (outcome) {
+    if (outcome instanceof Final) return outcome.answer;
+    if (!(outcome instanceof Failure))
+      ex.trace.add('gateway', `policy failed: ${(outcome as Error).message}`);
+    // Anything else that failed is APIM's generic 500.
+    ex.response = outcome instanceof Failure ? outcome.answer : backendFailed(ex.requestId);
+    try {
+      await runSection(pipeline['on-error'], 'on-error', ex, deps);
+    } catch (inner) {
+      if (inner instanceof Final || inner instanceof Failure) return inner.answer;
+      ex.trace.add('on-error', `failed: ${(inner as Error).message}`);
+    }
+    return ex.response;
+  }
+}
+
+const context = (ex: Exchange): Model =>
+  expressionContext({
+    method: ex.req.method ?? 'GET',
+    url: ex.url,
+    headers: ex.req.headers,
+    ipAddress: ex.req.socket.remoteAddress ?? '',
+    subscription: ex.caller && {
+      id: ex.caller.subscription.name,
+      name: ex.caller.subscription.displayName,
+      key: ex.caller.key,
+    },
+    api: { name: ex.api.name, path: ex.api.path },
+    operation: {
+      name: ex.operation.name,
+      method: ex.operation.method,
+      urlTemplate: ex.operation.urlTemplate,
+    },
+    variables: ex.variables,
+    responseStatus: ex.response?.status,
+  });
+
+function applySet(target: Headers | URLSearchParams, set: SetValue, ex: Exchange): string {
+  const values = set.values.map((value) => value(() => context(ex)));
+  if (target instanceof URLSearchParams) {
+    const exists = target.has(set.name);
+    if (set.action === 'delete') target.delete(set.name);
+    else if (set.action === 'skip' && exists) return 'skip (present)';
+    else if (set.action === 'append') for (const value of values) target.append(set.name, value);
+    else {
+      target.delete(set.name);
+      for (const value of values) target.append(set.name, value);
+    }
+    return set.action;
+  }
+  const name = set.name.toLowerCase();
+  const exists = target[name] !== undefined;
+  if (set.action === 'delete') delete target[name];
+  else if (set.action === 'skip' && exists) return 'skip (present)';
+  else if (set.action === 'append' && exists) target[name] = [target[name] as string].flat().concat(values);
+  else target[name] = values.length === 1 ? (values[0] as string) : values;
+  return set.action;
+}
+
+async function runSection(steps: Step[], section: Section, ex: Exchange, deps: PipelineDeps): Promise<void> {
+  for (const step of steps) await runStep(step, section, ex, deps);
+}
+
+async function runStep(step: Step, section: Section, ex: Exchange, deps: PipelineDeps): Promise<void> {
+  const note = (message: string) => ex.trace.add(`${section} ${step.policy}`, message);
+  switch (step.policy) {
+    case 'rate-limit':
+    case 'rate-limit-by-key':
+    case 'quota': {
+      const subject =
+        step.policy === 'rate-limit-by-key'
+          ? `key ${(step.counterKey as Template)(() => context(ex))}`
+          : `subscription ${ex.caller?.subscription.name ?? '(none)'}`;
+      const counter = `${step.counter}|${subject}`;
+      const decision =
+        step.policy === 'quota'
+          ? deps.limits.quota(counter, step.calls, step.periodSeconds)
+          : deps.limits.slidingWindow(counter, step.calls, step.periodSeconds);
+      if (step.totalHeader) ex.answerHeaders[step.totalHeader.toLowerCase()] = String(step.calls);
+      if (decision.allowed) {
+        if (step.remainingHeader)
+          ex.answerHeaders[step.remainingHeader.toLowerCase()] = String(decision.remaining);
+        return note(
+          `${subject}: call ${step.calls - decision.remaining} of ${step.calls} in ${step.periodSeconds} s, passed`,
+        );
+      }
+      const wait = decision.retryAfterSeconds;
+      note(`${subject}: over ${step.calls} calls in ${step.periodSeconds} s, refused (retry in ${wait} s)`);
+      if (step.policy === 'quota') {
+        const hms = new Date(wait * 1000).toISOString().slice(11, 19);
+        throw new Failure(apimError(403, `Out of call volume quota. Quota will be replenished in ${hms}.`));
+      }
+      if (step.remainingHeader) ex.answerHeaders[step.remainingHeader.toLowerCase()] = '0';
+      const headers: Record<string, string> = { 'retry-after': String(wait) };
+      if (step.retryAfterHeader) headers[step.retryAfterHeader.toLowerCase()] = String(wait);
+      throw new Failure(rateLimited(wait, headers));
+    }
+    case 'rewrite-uri':
+      return note(rewrite(ex, step.template, step.copyUnmatched));
+    case 'set-backend-service':
+      ex.backendBase = step.baseUrl(() => context(ex));
+      return note(`backend ${redact(new URL(ex.backendBase))}`);
+    case 'set-header':
+      return note(
+        `${step.name}: ${applySet(section === 'inbound' ? ex.headers : (ex.response?.headers ?? ex.answerHeaders), step, ex)}`,
+      );
+    case 'set-query-parameter':
+      return note(`${step.name}: ${applySet(ex.query, step, ex)}`);
+    case 'set-variable':
+      ex.variables.set(
+        step.name,
+        step.value(() => context(ex)),
+      );
+      return note(step.name);
+    case 'return-response': {
+      const headers: Headers = {};
+      for (const set of step.headers) applySet(headers, set, ex);
+      note(`answered ${step.status}`);
+      throw new Final({
+        status: step.status,
+        headers: headers as Record<string, string>,
+        body: step.body ? step.body(() => context(ex)) : '',
+      });
+    }
+    case 'mock-response': {
+      const example = ex.operation.examples[String(step.status)]?.[step.contentType];
+      const body =
+        example === undefined ? '' : typeof example === 'string' ? example : JSON.stringify(example);
+      note(
+        `answered ${step.status} ${step.contentType}${example === undefined ? ' (no example in the OpenAPI document)' : ' from the example'}`,
+      );
+      throw new Final({
+        status: step.status,
+        headers: body ? { 'content-type': step.contentType } : {},
+        body,
+      });
+    }
+    case 'validate-jwt': {
+      const refuse = (why: string): never => {
+        note(`refused: ${why}`);
+        throw new Failure(apimError(step.failStatus, step.failMessage));
+      };
+      const raw = ex.req.headers[step.headerName.toLowerCase()];
+      if (typeof raw !== 'string' || raw === '') return refuse(`no ${step.headerName} header`);
+      const [scheme, token] = raw.includes(' ') ? raw.split(/\s+/, 2) : [undefined, raw];
+      if (step.scheme && scheme?.toLowerCase() !== step.scheme.toLowerCase())
+        return refuse(`not a ${step.scheme} token`);
+      try {
+        await deps.validateJwt(token as string, step);
+      } catch (error) {
+        return refuse((error as Error).message);
+      }
+      return note('token valid');
+    }
+    case 'cors': {
+      const origin = ex.req.headers.origin;
+      const preflight = ex.req.method === 'OPTIONS' && ex.req.headers['access-control-request-method'];
+      const allowed = origin !== undefined && (step.origins.includes('*') || step.origins.includes(origin));
+      if (!allowed) {
+        // APIM's terminate-unmatched-request (default true): an unmatched preflight ends here, bare.
+        note(origin ? `origin ${origin} not allowed` : 'no Origin header');
+        if (preflight) throw new Final({ status: 200, headers: {}, body: '' });
+        return;
+      }
+      const allowOrigin = step.origins.includes('*') && !step.allowCredentials ? '*' : origin;
+      ex.answerHeaders['access-control-allow-origin'] = allowOrigin;
+      if (step.allowCredentials) ex.answerHeaders['access-control-allow-credentials'] = 'true';
+      if (step.expose.length) ex.answerHeaders['access-control-expose-headers'] = step.expose.join(',');
+      if (preflight) {
+        const headers: Record<string, string> = {
+          'access-control-allow-methods': (step.methods.length ? step.methods : ['GET', 'POST']).join(','),
+        };
+        const asked = ex.req.headers['access-control-request-headers'];
+        if (asked)
+          headers['access-control-allow-headers'] = step.headers.includes('*')
+            ? asked
+            : step.headers.join(',');
+        if (step.maxAge) headers['access-control-max-age'] = String(step.maxAge);
+        note(`preflight from ${origin} answered`);
+        throw new Final({ status: 200, headers, body: '' });
+      }
+      return note(`origin ${origin} allowed`);
+    }
+    case 'forward-request':
+      return forward(ex, step.timeoutSeconds, 'forward-request');
+    case 'base':
+    case 'include-fragment':
+      // Expanded when the artifacts were loaded; never reached.
+      throw new Error(`unexpanded <${step.policy}>`);
+  }
+}
+
+/** A URL for the trace: query parameter values hidden (a function key may travel as `code`). */
+const redact = (url: URL) => {
+  const copy = new URL(url);
+  for (const name of new Set(copy.searchParams.keys())) copy.searchParams.set(name, '***');
+  return copy.href;
+};
+
+function rewrite(ex: Exchange, template: string, copyUnmatched: boolean): string {
+  const used = new Set<string>();
+  const fill = (part: string) =>
+    part.replace(/\{([^}]+)\}/g, (_whole, name: string) => {
+      const value = ex.params[name] ?? ex.query.get(name);
+      if (value === null || value === undefined) return '';
+      used.add(name);
+      return encodeURIComponent(value);
+    });
+  const [path = '', query = ''] = template.split('?', 2);
+  const rewritten = new URLSearchParams();
+  for (const [name, value] of new URLSearchParams(query)) rewritten.append(name, fill(value));
+  if (copyUnmatched) for (const [name, value] of ex.query) if (!used.has(name)) rewritten.append(name, value);
+  ex.backendPath = fill(path);
+  ex.query = rewritten;
+  return `path ${ex.backendPath}`;
+}
+
+async function forward(ex: Exchange, timeoutSeconds: number, source: string): Promise<void> {
+  const base = ex.backendBase.replace(/\/+$/, '');
+  const url = new URL(`${base}${ex.backendPath}`);
+  url.search = ex.query.toString();
+  const started = performance.now();
+  try {
+    const response = await callBackend({
+      url,
+      method: ex.req.method ?? 'GET',
+      headers: ex.headers,
+      body: ex.req,
+      timeoutMs: timeoutSeconds * 1000,
+    });
+    ex.trace.add(
+      source,
+      `${ex.req.method} ${redact(url)} → ${response.statusCode} in ${Math.round(performance.now() - started)} ms`,
+    );
+    ex.response = { status: response.statusCode ?? 502, headers: endToEnd(response.headers), body: response };
+  } catch (error) {
+    const failed =
+      error instanceof BackendError ? error : new BackendError('unreachable', (error as Error).message);
+    ex.trace.add(
+      source,
+      `${ex.req.method} ${redact(url)} failed after ${Math.round(performance.now() - started)} ms: ${failed.message}`,
+    );
+    throw new Failure(
+      failed.kind === 'timeout' ? backendTimedOut(ex.requestId) : backendFailed(ex.requestId),
+    );
+  }
+}

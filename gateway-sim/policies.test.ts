@@ -1,0 +1,231 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { editArtifact, startBackend, startGateway, type TestGateway } from './testing.ts';
+
+const KEY = 'Ocp-Gateway-Subscription-Key';
+const sections = (inbound: string, extra = '') =>
+  `<policies>\n<inbound>\n<base />\n${inbound}\n</inbound>\n<backend><base /></backend>\n${extra || '<outbound><base /></outbound>'}\n</policies>\n`;
+
+/** Artifacts exercising every policy the interpreter knows, on top of the shipped ones. */
+function prepare(dir: string) {
+  const policy = (path: string, text: string) => {
+    mkdirSync(dirname(join(dir, 'policies', path)), { recursive: true });
+    writeFileSync(join(dir, 'policies', path), text);
+  };
+  // Operation scope over API scope (rewrite-uri) over global scope.
+  policy(
+    'apis/task-manager-web-api/get-tasks.xml',
+    sections(
+      `<set-variable name="who" value="@(context.Subscription.Name)" />
+<set-header name="x-caller" exists-action="override"><value>@(context.Variables.GetValueOrDefault<string>("who", "nobody"))</value></set-header>
+<set-header name="x-drop-me" exists-action="delete" />
+<set-query-parameter name="page" exists-action="override"><value>@(context.Request.Headers.GetValueOrDefault("x-page", "1"))</value></set-query-parameter>
+<rate-limit-by-key calls="2" renewal-period="10" counter-key="@(context.Request.Headers.GetValueOrDefault(&quot;x-client&quot;, &quot;anon&quot;))" remaining-calls-header-name="x-remaining" total-calls-header-name="x-total" />`,
+      `<outbound><base /><set-header name="x-gateway" exists-action="override"><value>@("apim " + context.Response.StatusCode)</value></set-header></outbound>
+<on-error><base /><set-header name="x-error" exists-action="override"><value>on-error ran</value></set-header></on-error>`,
+    ),
+  );
+  policy(
+    'apis/task-manager-web-api/get-task.xml',
+    sections(
+      `<rewrite-uri template="/api/items/{id}?from=gateway" copy-unmatched-params="false" />
+<set-backend-service base-url="{{FunctionAppBaseUrl}}/alt" />`,
+    ),
+  );
+  policy(
+    'apis/task-manager-web-api/create-task.xml',
+    sections('<mock-response status-code="201" content-type="application/json" />'),
+  );
+  policy(
+    'apis/task-manager-functions-api/ManageTask.xml',
+    sections(`<return-response>
+  <set-status code="418" reason="Teapot" />
+  <set-header name="x-made-by" exists-action="override"><value>gateway</value></set-header>
+  <set-body>@("called " + context.Operation.Name + " as " + context.Subscription.Id)</set-body>
+</return-response>`),
+  );
+  policy('products/task-manager.xml', sections('<quota calls="1" renewal-period="3600" />'));
+  editArtifact(dir, 'policies/apis/task-manager-web-api.xml', (text) =>
+    text.replace(
+      '<rewrite-uri template="/api/tasks" />',
+      `<rewrite-uri template="/api/tasks" />
+    <cors allow-credentials="true">
+      <allowed-origins><origin>https://app.example</origin></allowed-origins>
+      <allowed-methods preflight-result-max-age="300"><method>GET</method><method>POST</method></allowed-methods>
+      <allowed-headers><header>content-type</header></allowed-headers>
+    </cors>`,
+    ),
+  );
+  // An operation with a template parameter and a response example, as later OpenAPI documents may add.
+  editArtifact(dir, '../../openapi/gateway-web.json', (text) => {
+    const document = JSON.parse(text);
+    document.paths['/api/tasks/{id}'] = {
+      get: { operationId: 'get-task', summary: 'Get Task', responses: { 200: { description: 'ok' } } },
+    };
+    document.paths['/api/tasks'].post.responses['201'] = {
+      description: 'created',
+      content: { 'application/json': { example: { id: 'example-id', title: 'Example' } } },
+    };
+    return JSON.stringify(document);
+  });
+}
+
+describe('gateway: the policy interpreter', () => {
+  let functions: Awaited<ReturnType<typeof startBackend>>;
+  let web: Awaited<ReturnType<typeof startBackend>>;
+  let gw: TestGateway;
+  let key: string;
+
+  beforeAll(async () => {
+    functions = await startBackend();
+    web = await startBackend();
+    gw = await startGateway({ functionApp: functions.url, webApp: web.url, prepare });
+    key = (await gw.keys('task-manager-all-apis')).primaryKey;
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await functions?.close();
+    await web?.close();
+  });
+
+  it('set-variable, set-header (override, delete) and set-query-parameter with expressions, after the API scope rewrite-uri', async () => {
+    const response = await fetch(`${gw.url}/web/api/tasks?keep=1`, {
+      headers: { [KEY]: key, 'x-page': '3', 'x-drop-me': 'x', 'x-client': 'one' },
+    });
+    expect(response.status).toBe(200);
+    const seen = web.seen.at(-1);
+    expect(seen?.url).toBe('/api/tasks?keep=1&page=3');
+    expect(seen?.headers['x-caller']).toBe('Task Manager (All APIs)');
+    expect(seen?.headers['x-drop-me']).toBeUndefined();
+    expect(response.headers.get('x-gateway')).toBe('apim 200');
+    expect(response.headers.get('x-remaining')).toBe('1');
+    expect(response.headers.get('x-total')).toBe('2');
+  });
+
+  it('rate-limit-by-key counts per key; a refusal runs on-error', async () => {
+    const call = (client: string) =>
+      fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: key, 'x-client': client } });
+    expect((await call('two')).status).toBe(200);
+    expect((await call('two')).status).toBe(200);
+    const refused = await call('two');
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('x-error')).toBe('on-error ran');
+    expect(refused.headers.get('x-remaining')).toBe('0');
+    expect(await refused.text()).toMatch(
+      /^\{ "statusCode": 429, "message": "Rate limit is exceeded\. Try again in \d+ seconds\." \}$/,
+    );
+    expect((await call('three')).status).toBe(200);
+  });
+
+  it('rewrite-uri with a template parameter and copy-unmatched-params="false"; set-backend-service', async () => {
+    const response = await fetch(`${gw.url}/web/api/tasks/42?dropped=1`, { headers: { [KEY]: key } });
+    expect(response.status).toBe(200);
+    expect(functions.seen.at(-1)?.url).toBe('/alt/api/items/42?from=gateway');
+  });
+
+  it('mock-response answers with the OpenAPI example, the backend untouched', async () => {
+    const before = web.seen.length;
+    const response = await fetch(`${gw.url}/web/api/tasks`, {
+      method: 'POST',
+      headers: { [KEY]: key },
+      body: '{}',
+    });
+    expect(response.status).toBe(201);
+    expect(await response.text()).toBe('{"id":"example-id","title":"Example"}');
+    expect(web.seen.length).toBe(before);
+  });
+
+  it('return-response with status, header and an expression body', async () => {
+    const response = await fetch(`${gw.url}/functions/managetask`, {
+      method: 'POST',
+      headers: { [KEY]: key },
+    });
+    expect(response.status).toBe(418);
+    expect(response.headers.get('x-made-by')).toBe('gateway');
+    expect(await response.text()).toBe('called ManageTask as task-manager-all-apis');
+  });
+
+  it('a product subscription gets the product scope: quota (403 with APIM body once used up)', async () => {
+    const productKey = (await gw.keys('task-manager-product')).primaryKey;
+    const call = () => fetch(`${gw.url}/web/api/tasks/7`, { headers: { [KEY]: productKey } });
+    expect((await call()).status).toBe(200);
+    const refused = await call();
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toMatch(
+      /^\{ "statusCode": 403, "message": "Out of call volume quota\. Quota will be replenished in (00:59:\d\d|01:00:00)\." \}$/,
+    );
+    gw.context.clock.advance(3600_000);
+    expect((await call()).status).toBe(200);
+  });
+
+  it('cors: a preflight is answered at the gateway without a key; allowed origins get the headers', async () => {
+    const preflight = await fetch(`${gw.url}/web/api/tasks`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://app.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
+    });
+    expect(preflight.status).toBe(200);
+    expect(
+      Object.fromEntries([...preflight.headers].filter(([name]) => name.startsWith('access-control'))),
+    ).toEqual({
+      'access-control-allow-origin': 'https://app.example',
+      'access-control-allow-credentials': 'true',
+      'access-control-allow-methods': 'GET,POST',
+      'access-control-allow-headers': 'content-type',
+      'access-control-max-age': '300',
+    });
+    const other = await fetch(`${gw.url}/web/api/tasks`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
+    expect(other.status).toBe(200);
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    const actual = await fetch(`${gw.url}/web/api/tasks`, {
+      headers: { [KEY]: key, origin: 'https://app.example', 'x-client': 'cors' },
+    });
+    expect(actual.status).toBe(200);
+    expect(actual.headers.get('access-control-allow-origin')).toBe('https://app.example');
+  });
+});
+
+describe('gateway: backend down or slow', () => {
+  it('down → 500 and slow → 504 with APIM bodies, within the forward-request timeout', async () => {
+    const { createServer } = await import('node:http');
+    const { listen, close, LOOPBACK } = await import('../emulators/core/http.ts');
+    // Accepts requests and never answers.
+    const silent = createServer(() => {});
+    const port = await listen(silent, 0);
+    const gone = await startBackend();
+    await gone.close();
+    const gw = await startGateway({
+      functionApp: gone.url,
+      webApp: `http://${LOOPBACK}:${port}`,
+      prepare: (dir) =>
+        editArtifact(dir, 'policies/global.xml', (text) => text.replace('timeout="30"', 'timeout="1"')),
+    });
+    try {
+      const key = (await gw.keys('task-manager-all-apis')).primaryKey;
+      const down = await fetch(`${gw.url}/functions/managetask`, { method: 'POST', headers: { [KEY]: key } });
+      expect(down.status).toBe(500);
+      expect(await down.text()).toMatch(
+        /^\{ "statusCode": 500, "message": "Internal server error", "activityId": "[0-9a-f-]{36}" \}$/,
+      );
+      const started = Date.now();
+      const slow = await fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: key } });
+      expect(slow.status).toBe(504);
+      expect(await slow.text()).toMatch(
+        /^\{ "statusCode": 504, "message": "Gateway Timeout", "activityId": "[0-9a-f-]{36}" \}$/,
+      );
+      // Bounds only a hang: the timeout is 1 s.
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      await gw.stop();
+      silent.closeAllConnections();
+      await close(silent);
+    }
+  });
+});

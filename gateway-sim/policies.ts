@@ -1,0 +1,316 @@
+/**
+ * Policy documents → steps. Every element and attribute is checked here, once, when the artifacts are
+ * loaded: anything unsupported or malformed is an ArtifactError naming file, line and policy; nothing
+ * reaches the request path unchecked, and nothing is silently ignored.
+ */
+
+import { ArtifactError } from './errors.ts';
+import { compileValue, ExpressionError, type Template } from './expressions.ts';
+import type { XmlElement } from './xml.ts';
+
+export const SECTIONS = ['inbound', 'backend', 'outbound', 'on-error'] as const;
+export type Section = (typeof SECTIONS)[number];
+
+interface At {
+  file: string;
+  line: number;
+}
+
+export type ExistsAction = 'override' | 'skip' | 'append' | 'delete';
+export interface SetValue {
+  name: string;
+  action: ExistsAction;
+  values: Template[];
+}
+
+export type Step = At &
+  (
+    | { policy: 'base' }
+    | { policy: 'include-fragment'; fragment: string }
+    | {
+        policy: 'rate-limit' | 'rate-limit-by-key' | 'quota';
+        /** Which counter: the scope the policy sits in and its position there. */
+        counter: string;
+        calls: number;
+        periodSeconds: number;
+        counterKey?: Template;
+        remainingHeader?: string;
+        totalHeader?: string;
+        retryAfterHeader?: string;
+      }
+    | { policy: 'rewrite-uri'; template: string; copyUnmatched: boolean }
+    | { policy: 'set-backend-service'; baseUrl: Template }
+    | ({ policy: 'set-header' | 'set-query-parameter' } & SetValue)
+    | { policy: 'set-variable'; name: string; value: Template }
+    | { policy: 'return-response'; status: number; reason?: string; headers: SetValue[]; body?: Template }
+    | { policy: 'mock-response'; status: number; contentType: string }
+    | {
+        policy: 'validate-jwt';
+        headerName: string;
+        scheme?: string;
+        failStatus: number;
+        failMessage: string;
+        openIdConfigUrls: string[];
+        audiences: string[];
+        issuers: string[];
+      }
+    | {
+        policy: 'cors';
+        allowCredentials: boolean;
+        origins: string[];
+        methods: string[];
+        headers: string[];
+        expose: string[];
+        maxAge?: number;
+      }
+    | { policy: 'forward-request'; timeoutSeconds: number }
+  );
+
+/** Where each policy may appear (APIM's own rules). */
+const ALLOWED: Record<string, readonly Section[]> = {
+  base: SECTIONS,
+  'include-fragment': SECTIONS,
+  'rate-limit': ['inbound'],
+  'rate-limit-by-key': ['inbound'],
+  quota: ['inbound'],
+  'rewrite-uri': ['inbound'],
+  'set-backend-service': ['inbound', 'backend'],
+  'set-header': ['inbound', 'outbound', 'on-error'],
+  'set-query-parameter': ['inbound', 'backend'],
+  'set-variable': SECTIONS,
+  'return-response': SECTIONS,
+  'mock-response': ['inbound', 'outbound', 'on-error'],
+  'validate-jwt': ['inbound'],
+  cors: ['inbound'],
+  'forward-request': ['backend'],
+};
+
+export function compileSection(
+  elements: XmlElement[],
+  section: Section,
+  file: string,
+  scope: string,
+): Step[] {
+  return elements.map((element, index) => {
+    const sections = ALLOWED[element.name];
+    const fail = (reason: string, line = element.line): never => {
+      throw new ArtifactError(file, line, element.name, reason);
+    };
+    if (!sections) fail('this policy is not supported by the simulator');
+    if (!sections?.includes(section)) fail(`not allowed in <${section}>`);
+    try {
+      return compileStep(element, { file, line: element.line }, `${scope}#${index}`, fail);
+    } catch (error) {
+      if (error instanceof ExpressionError) return fail(`expression: ${error.message}`);
+      throw error;
+    }
+  });
+}
+
+function attributes(
+  element: XmlElement,
+  fail: (reason: string) => never,
+  known: string[],
+  required: string[] = [],
+) {
+  for (const name of Object.keys(element.attributes))
+    if (!known.includes(name)) fail(`attribute ${name} is not supported`);
+  for (const name of required)
+    if (element.attributes[name] === undefined) fail(`attribute ${name} is required`);
+  return element.attributes;
+}
+
+function noChildren(element: XmlElement, fail: (reason: string) => never, allowed: string[] = []) {
+  for (const child of element.children)
+    if (!allowed.includes(child.name)) fail(`element <${child.name}> is not supported here`);
+}
+
+const positive = (value: string | undefined, what: string, fail: (reason: string) => never) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) fail(`${what} must be a positive whole number`);
+  return n;
+};
+
+const flag = (
+  value: string | undefined,
+  fallback: boolean,
+  what: string,
+  fail: (reason: string) => never,
+) => {
+  if (value === undefined) return fallback;
+  if (value !== 'true' && value !== 'false') fail(`${what} must be true or false`);
+  return value === 'true';
+};
+
+function setValue(element: XmlElement, fail: (reason: string) => never): SetValue {
+  const a = attributes(element, fail, ['name', 'exists-action'], ['name']);
+  const action = (a['exists-action'] ?? 'override') as ExistsAction;
+  if (!['override', 'skip', 'append', 'delete'].includes(action))
+    fail('exists-action must be override, skip, append or delete');
+  noChildren(element, fail, ['value']);
+  if (element.text) fail('text outside <value>');
+  const values = element.children.map((child) => compileValue(child.text));
+  if (action !== 'delete' && values.length === 0) fail('at least one <value> is required');
+  return { name: a.name as string, action, values };
+}
+
+const listOf = (element: XmlElement, container: string, item: string, fail: (reason: string) => never) => {
+  const found = element.children.find((child) => child.name === container);
+  if (!found) return [];
+  noChildren(found, fail, [item]);
+  return found.children.map((child) => child.text);
+};
+
+function compileStep(element: XmlElement, at: At, counter: string, fail: (reason: string) => never): Step {
+  switch (element.name) {
+    case 'base':
+      attributes(element, fail, []);
+      noChildren(element, fail);
+      return { ...at, policy: 'base' };
+    case 'include-fragment':
+      noChildren(element, fail);
+      return {
+        ...at,
+        policy: 'include-fragment',
+        fragment: attributes(element, fail, ['fragment-id'], ['fragment-id'])['fragment-id'] as string,
+      };
+    case 'rate-limit':
+    case 'rate-limit-by-key':
+    case 'quota': {
+      const byKey = element.name === 'rate-limit-by-key';
+      const known = ['calls', 'renewal-period'];
+      if (element.name !== 'quota')
+        known.push('remaining-calls-header-name', 'total-calls-header-name', 'retry-after-header-name');
+      if (byKey) known.push('counter-key');
+      const a = attributes(
+        element,
+        fail,
+        known,
+        byKey ? ['calls', 'renewal-period', 'counter-key'] : ['calls', 'renewal-period'],
+      );
+      noChildren(element, fail);
+      return {
+        ...at,
+        policy: element.name,
+        counter,
+        calls: positive(a.calls, 'calls', fail),
+        periodSeconds: positive(a['renewal-period'], 'renewal-period', fail),
+        counterKey: byKey ? compileValue(a['counter-key'] as string) : undefined,
+        remainingHeader: a['remaining-calls-header-name'],
+        totalHeader: a['total-calls-header-name'],
+        retryAfterHeader: a['retry-after-header-name'],
+      };
+    }
+    case 'rewrite-uri': {
+      const a = attributes(element, fail, ['template', 'copy-unmatched-params'], ['template']);
+      noChildren(element, fail);
+      if (!a.template?.startsWith('/')) fail('template must start with /');
+      return {
+        ...at,
+        policy: 'rewrite-uri',
+        template: a.template as string,
+        copyUnmatched: flag(a['copy-unmatched-params'], true, 'copy-unmatched-params', fail),
+      };
+    }
+    case 'set-backend-service': {
+      const a = attributes(element, fail, ['base-url'], ['base-url']);
+      noChildren(element, fail);
+      return { ...at, policy: 'set-backend-service', baseUrl: compileValue(a['base-url'] as string) };
+    }
+    case 'set-header':
+    case 'set-query-parameter':
+      return { ...at, policy: element.name, ...setValue(element, fail) };
+    case 'set-variable': {
+      const a = attributes(element, fail, ['name', 'value'], ['name', 'value']);
+      noChildren(element, fail);
+      return {
+        ...at,
+        policy: 'set-variable',
+        name: a.name as string,
+        value: compileValue(a.value as string),
+      };
+    }
+    case 'return-response': {
+      attributes(element, fail, []);
+      noChildren(element, fail, ['set-status', 'set-header', 'set-body']);
+      const status = element.children.find((child) => child.name === 'set-status');
+      const s = status ? attributes(status, fail, ['code', 'reason'], ['code']) : {};
+      const body = element.children.find((child) => child.name === 'set-body');
+      if (body) attributes(body, fail, []);
+      return {
+        ...at,
+        policy: 'return-response',
+        status: status ? positive(s.code, 'code', fail) : 200,
+        reason: s.reason,
+        headers: element.children
+          .filter((child) => child.name === 'set-header')
+          .map((child) => setValue(child, fail)),
+        body: body ? compileValue(body.text) : undefined,
+      };
+    }
+    case 'mock-response': {
+      const a = attributes(element, fail, ['status-code', 'content-type']);
+      noChildren(element, fail);
+      return {
+        ...at,
+        policy: 'mock-response',
+        status: a['status-code'] ? positive(a['status-code'], 'status-code', fail) : 200,
+        contentType: a['content-type'] ?? 'application/json',
+      };
+    }
+    case 'validate-jwt': {
+      const a = attributes(element, fail, [
+        'header-name',
+        'require-scheme',
+        'failed-validation-httpcode',
+        'failed-validation-error-message',
+      ]);
+      noChildren(element, fail, ['openid-config', 'audiences', 'issuers']);
+      const configs = element.children.filter((child) => child.name === 'openid-config');
+      if (configs.length === 0)
+        fail('an <openid-config url="…"> is required (the identity provider\'s keys)');
+      return {
+        ...at,
+        policy: 'validate-jwt',
+        headerName: a['header-name'] ?? 'Authorization',
+        scheme: a['require-scheme'],
+        failStatus: a['failed-validation-httpcode']
+          ? positive(a['failed-validation-httpcode'], 'failed-validation-httpcode', fail)
+          : 401,
+        failMessage:
+          a['failed-validation-error-message'] ?? 'Unauthorized. Access token is missing or invalid.',
+        openIdConfigUrls: configs.map((config) => attributes(config, fail, ['url'], ['url']).url as string),
+        audiences: listOf(element, 'audiences', 'audience', fail),
+        issuers: listOf(element, 'issuers', 'issuer', fail),
+      };
+    }
+    case 'cors': {
+      const a = attributes(element, fail, ['allow-credentials']);
+      noChildren(element, fail, ['allowed-origins', 'allowed-methods', 'allowed-headers', 'expose-headers']);
+      const methods = element.children.find((child) => child.name === 'allowed-methods');
+      const maxAge = methods?.attributes['preflight-result-max-age'];
+      const origins = listOf(element, 'allowed-origins', 'origin', fail);
+      if (origins.length === 0) fail('<allowed-origins> needs at least one <origin>');
+      return {
+        ...at,
+        policy: 'cors',
+        allowCredentials: flag(a['allow-credentials'], false, 'allow-credentials', fail),
+        origins,
+        methods: listOf(element, 'allowed-methods', 'method', fail),
+        headers: listOf(element, 'allowed-headers', 'header', fail),
+        expose: listOf(element, 'expose-headers', 'header', fail),
+        maxAge: maxAge === undefined ? undefined : positive(maxAge, 'preflight-result-max-age', fail),
+      };
+    }
+    case 'forward-request': {
+      const a = attributes(element, fail, ['timeout']);
+      noChildren(element, fail);
+      return {
+        ...at,
+        policy: 'forward-request',
+        timeoutSeconds: a.timeout === undefined ? 300 : positive(a.timeout, 'timeout', fail),
+      };
+    }
+  }
+  return fail('this policy is not supported by the simulator');
+}

@@ -1,0 +1,92 @@
+/**
+ * The developer portal as a person uses it, in Debian's chromium (playwright-core, headless, a fresh
+ * profile), against the whole stack: sign in as a test user at the identity provider, see the
+ * subscription key, and Try it on managetask (with the EntraID token) and on the web API.
+ * Screenshots go to test-results/portal/ (ignored by git).
+ */
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { loadTls } from '../emulators/core/ca.ts';
+import { launchChromium, testDataDir } from '../emulators/core/testing.ts';
+import { type Stack, start } from '../emulators/stack/launcher.ts';
+
+const screenshots = fileURLToPath(new URL('../test-results/portal/', import.meta.url));
+const data = testDataDir();
+let stack: Stack;
+let browser: Browser;
+
+beforeAll(async () => {
+  mkdirSync(screenshots, { recursive: true });
+  stack = await start({ dataDir: data.dir, ports: 'free', console: false });
+  browser = await launchChromium(await loadTls(data.dir));
+});
+afterAll(async () => {
+  await browser?.close();
+  await stack?.stop();
+  data.remove();
+});
+
+it('a person signs in, sees the subscription key, and tries managetask and the web API through the gateway', async () => {
+  const portal = stack.description.endpoints.gateway?.portalUrl as string;
+  const alice = stack.description.testUsers?.find((user) => user.userPrincipalName.startsWith('alice'));
+  if (!alice) throw new Error('no alice');
+  const page = await (await browser.newContext()).newPage();
+
+  await page.goto(portal);
+  expect(await page.locator('section.api h2').allTextContents()).toEqual([
+    'TaskManagerFunctionsAPI',
+    'TaskManagerWebAPI',
+  ]);
+  await page.screenshot({ path: `${screenshots}apis.png`, fullPage: true });
+
+  await page.click('#sign-in');
+  await page.fill('#username', alice.userPrincipalName);
+  await page.fill('#password', alice.password);
+  await Promise.all([page.waitForURL(`${portal}/`), page.click('button[type=submit]')]);
+  expect(await page.locator('#user strong').textContent()).toBe(alice.displayName);
+  expect(await page.locator('#subscription-key').textContent()).toBe(stack.description.subscriptionKey);
+  await page.screenshot({ path: `${screenshots}signed-in.png`, fullPage: true });
+
+  const manageTask = page.locator('#op-task-manager-functions-api-ManageTask');
+  await manageTask.locator('textarea[name=body]').fill('{"Title":"from the portal","Description":"tried"}');
+  await Promise.all([
+    page.waitForURL(`${portal}/try`),
+    manageTask.getByRole('button', { name: 'Try it' }).click(),
+  ]);
+  expect(await page.locator('#request').textContent()).toContain('Authorization: Bearer (your access token)');
+  expect(await page.locator('#status').textContent()).toBe('200');
+  const created = JSON.parse((await page.locator('#response').textContent()) ?? '');
+  expect(created).toMatchObject({ Title: 'from the portal', id: expect.any(String) });
+  await page.screenshot({ path: `${screenshots}try-managetask.png`, fullPage: true });
+
+  // Markup in an answer is shown as text: no script runs.
+  const dialogs: string[] = [];
+  page.on('dialog', async (dialog) => {
+    dialogs.push(dialog.message());
+    await dialog.dismiss();
+  });
+  await page.goto(`${portal}/`);
+  const createTask = page.locator('#op-task-manager-web-api-create-task');
+  await createTask.locator('textarea[name=body]').fill('{"title":"<script>alert(1)</script>"}');
+  await Promise.all([
+    page.waitForURL(`${portal}/try`),
+    createTask.getByRole('button', { name: 'Try it' }).click(),
+  ]);
+  expect(await page.locator('#status').textContent()).toBe('200');
+
+  await page.goto(`${portal}/`);
+  const getTasks = page.locator('#op-task-manager-web-api-get-tasks');
+  await Promise.all([
+    page.waitForURL(`${portal}/try`),
+    getTasks.getByRole('button', { name: 'Try it' }).click(),
+  ]);
+  expect(await page.locator('#request').textContent()).not.toContain('Authorization');
+  expect(await page.locator('#status').textContent()).toBe('200');
+  const listed = JSON.parse((await page.locator('#response').textContent()) ?? '') as { title: string }[];
+  expect(listed.map((task) => task.title)).toContain('<script>alert(1)</script>');
+  expect(await page.locator('#response script').count()).toBe(0);
+  expect(dialogs).toEqual([]);
+  await page.screenshot({ path: `${screenshots}try-get-tasks.png`, fullPage: true });
+});

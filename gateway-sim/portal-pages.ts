@@ -1,0 +1,98 @@
+/** The developer portal's HTML: no script, every value escaped. */
+import type { Api } from './artifacts.ts';
+
+const escapeHtml = (text: string) =>
+  text.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
+  );
+
+/** HTML from a template whose interpolated values are escaped, unless already `Html`. */
+class Html {
+  constructor(readonly text: string) {}
+}
+const html = (strings: TemplateStringsArray, ...values: (string | number | Html | Html[])[]) =>
+  new Html(
+    strings.reduce((out, part, i) => {
+      const value = values[i - 1];
+      const text = Array.isArray(value)
+        ? value.map((v) => v.text).join('')
+        : value instanceof Html
+          ? value.text
+          : escapeHtml(String(value));
+      return out + text + part;
+    }),
+  );
+
+const layout = (title: string, body: Html) =>
+  html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${title}</title>
+<style>body{font-family:sans-serif;margin:2em;max-width:60em}code,pre{background:#f4f4f4;padding:2px 4px}
+pre{white-space:pre-wrap;padding:1em}section{border-top:1px solid #ccc;margin-top:1em}</style></head>
+<body><header><a href="./">Developer portal</a></header><main>${body}</main></body></html>`.text;
+
+export interface PortalUser {
+  name: string;
+  userName: string;
+  subscriptionKey: string;
+  subscriptionName: string;
+  csrf: string;
+}
+
+const hasBody = (method: string) => method === 'POST' || method === 'PUT' || method === 'PATCH';
+
+/** The APIs and their operations; for a signed-in user, the key and a Try it form per operation. */
+export function indexPage(apis: Api[], gatewayUrl: string, user: PortalUser | undefined) {
+  const account = user
+    ? html`<p id="user">Signed in as <strong>${user.name}</strong> (${user.userName})</p>
+<form method="post" action="signout"><input type="hidden" name="_csrf" value="${user.csrf}">
+<button id="sign-out" type="submit">Sign out</button></form>
+<h2>Your subscription</h2><p>${user.subscriptionName}: primary key <code id="subscription-key">${user.subscriptionKey}</code></p>`
+    : html`<p><a id="sign-in" href="signin">Sign in</a> to see your subscription key and try the APIs.</p>`;
+  const sections = apis.map(
+    (api) => html`<section class="api" id="api-${api.name}"><h2>${api.displayName}</h2>
+<p>Base URL <code>${gatewayUrl}/${api.path}</code>; subscription key header <code>${api.keyHeader}</code>
+or query parameter <code>${api.keyQuery}</code>${api.authorizationServer ? html`; OAuth 2.0 server <code>${api.authorizationServer}</code>` : ''}.</p>
+${api.operations.map(
+  (op) => html`<div class="operation" id="op-${api.name}-${op.name}"><h3>${op.displayName}</h3>
+<p><code>${op.method} /${api.path}${op.urlTemplate}</code></p><p>${op.description}</p>
+${
+  user
+    ? html`<form method="post" action="try"><input type="hidden" name="_csrf" value="${user.csrf}">
+<input type="hidden" name="operation" value="${api.name}/${op.name}">
+${hasBody(op.method) ? html`<label>Body<br><textarea name="body" rows="4" cols="60">{}</textarea></label><br>` : ''}
+<button type="submit">Try it</button></form>`
+    : ''
+}</div>`,
+)}</section>`,
+  );
+  return layout('Developer portal', html`<h1>APIs</h1>${account}${sections}`);
+}
+
+export interface TryResult {
+  method: string;
+  url: string;
+  withToken: boolean;
+  keyHeader: string;
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+/** What Try it sent and what came back. */
+export function resultPage(result: TryResult) {
+  return layout(
+    'Try it',
+    html`<h1>Try it</h1><h2>Request</h2>
+<pre id="request">${result.method} ${result.url}
+${result.keyHeader}: (your subscription key)${result.withToken ? '\nAuthorization: Bearer (your access token)' : ''}</pre>
+<h2>Response</h2><p>Status <strong id="status">${result.status}</strong>, <code>${result.contentType}</code></p>
+<pre id="response">${result.body}</pre><p><a href="./">Back to the APIs</a></p>`,
+  );
+}
+
+export const messagePage = (title: string, message: string) =>
+  layout(
+    title,
+    html`<h1>${title}</h1><p role="alert">${message}</p><p><a href="./">Back to the APIs</a></p>`,
+  );

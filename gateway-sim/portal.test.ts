@@ -1,0 +1,217 @@
+/**
+ * The developer portal's routes, against a stack of the identity provider and the gateway started by the
+ * launcher (the portal's redirect URI registered by its wiring): the listing, the sign-in redirect (PKCE,
+ * the registered redirect URI), a whole sign-in with a cookie-keeping fetch, and the refusals.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDataDir, waitFor } from '../emulators/core/testing.ts';
+import { FormClient, type Hop } from '../emulators/identity/form-client.ts';
+import { type Stack, start } from '../emulators/stack/launcher.ts';
+import { FORM_REFUSED, SIGN_IN_FAILED, SIGN_IN_REQUIRED } from './portal.ts';
+
+const data = testDataDir();
+let stack: Stack;
+let portal: string;
+let authUrl: string;
+let log: () => string;
+
+beforeAll(async () => {
+  stack = await start({
+    dataDir: data.dir,
+    ports: 'free',
+    console: false,
+    components: ['identity', 'gateway'],
+  });
+  portal = stack.description.endpoints.gateway?.portalUrl as string;
+  authUrl = stack.description.authUrl;
+  log = () => readFileSync(stack.description.logs.gateway as string, 'utf8');
+});
+afterAll(async () => {
+  await stack?.stop();
+  data.remove();
+});
+
+const secrets = () => JSON.parse(readFileSync(`${data.dir}/keys.json`, 'utf8'));
+
+/** Signs alice in through the provider's form; returns the browser and the portal page it lands on. */
+async function signedIn(): Promise<{ browser: FormClient; page: Hop }> {
+  const browser = new FormClient();
+  const loginPage = await browser.follow(`${portal}/signin`);
+  const alice = stack.description.testUsers?.find((user) => user.userPrincipalName.startsWith('alice'));
+  if (!alice) throw new Error('no alice');
+  const answer = await browser.signIn(loginPage, alice.userPrincipalName, alice.password);
+  const page = await browser.follow(answer.location ?? '', authUrl);
+  return { browser, page };
+}
+
+const csrfOf = (page: Hop) => /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
+
+describe('the developer portal', () => {
+  it('lists both APIs and their operations from the OpenAPI documents, offering sign-in', async () => {
+    const bare = await fetch(portal, { redirect: 'manual' });
+    expect(bare.status).toBe(303);
+    expect(bare.headers.get('location')).toBe(`${portal}/`);
+    const page = await fetch(`${portal}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const html = await page.text();
+    for (const text of [
+      'TaskManagerFunctionsAPI',
+      'TaskManagerWebAPI',
+      '<h3>ManageTask</h3>',
+      '<code>POST /functions/managetask</code>',
+      '<h3>Get Tasks</h3>',
+      '<code>GET /web/api/tasks</code>',
+      '<h3>Create Task</h3>',
+      '<code>POST /web/api/tasks</code>',
+      'OAuth 2.0 server <code>EntraID</code>',
+      '<a id="sign-in" href="signin">Sign in</a>',
+    ])
+      expect(html).toContain(text);
+    expect(html).not.toContain(stack.description.subscriptionKey);
+    expect(html).not.toContain('Try it');
+  });
+
+  it('sends the visitor to the provider: authorization code with PKCE, the registered redirect URI', async () => {
+    const answer = await fetch(`${portal}/signin`, { redirect: 'manual' });
+    expect(answer.status).toBe(302);
+    const authorize = new URL(answer.headers.get('location') ?? '');
+    const { directory, tenantId } = secrets();
+    expect(`${authorize.origin}${authorize.pathname}`).toBe(`${authUrl}/${tenantId}/oauth2/v2.0/authorize`);
+    const query = Object.fromEntries(authorize.searchParams);
+    expect(query).toMatchObject({
+      client_id: directory.applications.developerPortal.clientId,
+      redirect_uri: `${portal}/signin-aad`,
+      response_type: 'code',
+      code_challenge_method: 'S256',
+    });
+    expect(query.code_challenge).toMatch(/^[\w-]{43}$/);
+    expect(query.state).toBeTruthy();
+    expect(query.scope?.split(' ')).toContain(
+      `api://${directory.applications.taskApi.clientId}/user_impersonation`,
+    );
+    const cookie = answer.headers.get('set-cookie') ?? '';
+    expect(cookie).toMatch(
+      /^portal\.signin=[^;]+; Path=\/developer; Max-Age=600; HttpOnly; Secure; SameSite=Lax$/,
+    );
+    // The provider knows the redirect URI (an unregistered one gets AADSTS50011's page): its sign-in page.
+    const provider = await new FormClient().follow(authorize.href);
+    expect(provider.status).toBe(200);
+    expect(provider.body).toContain('name="password"');
+    expect(provider.body).not.toContain('AADSTS50011');
+  });
+
+  it('signs a test user in and shows the All-APIs subscription key; Try it answers through the gateway', async () => {
+    const { browser, page } = await signedIn();
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('Signed in as <strong>Alice Tester</strong>');
+    expect(page.body).toContain(`<code id="subscription-key">${stack.description.subscriptionKey}</code>`);
+    // Only identity and the gateway run: the function app's port is not served, so the gateway's answer
+    // is its own (500; whatever it is, it is shown) — a real call through the gateway, with the key.
+    const tried = await browser.request(`${portal}/try`, {
+      form: {
+        _csrf: csrfOf(page),
+        operation: 'task-manager-functions-api/ManageTask',
+        body: '{"Title":"x"}',
+      },
+    });
+    expect(tried.status).toBe(200);
+    expect(tried.body).toContain(`POST ${stack.description.gatewayUrl}/functions/managetask`);
+    expect(tried.body).toContain('Authorization: Bearer (your access token)');
+    expect(tried.body).toMatch(/Status <strong id="status">\d{3}<\/strong>/);
+    // The gateway's trace of that call (all-APIs subscription); keys and tokens never reach the log.
+    const lines = await waitFor('the trace in the log', () => {
+      const text = log();
+      return /POST \/functions\/managetask.*task-manager-all-apis/.test(text) && text;
+    });
+    expect(lines).not.toContain(stack.description.subscriptionKey);
+    expect(lines).not.toMatch(/eyJ[\w-]+\.eyJ/);
+  });
+
+  it('refuses a callback whose state was forged, and one whose sign-in cookie was tampered with', async () => {
+    const browser = new FormClient();
+    const started = await browser.request(`${portal}/signin`);
+    const state = new URL(started.location ?? '').searchParams.get('state') ?? '';
+    const forged = await browser.request(`${portal}/signin-aad?code=anything&state=forged-${state}`);
+    expect(forged.status).toBe(400);
+    expect(forged.body).toContain(`<p role="alert">${SIGN_IN_FAILED}</p>`);
+    await waitFor('the refusal in the log', () =>
+      log().includes('portal sign-in refused: the state does not match'),
+    );
+
+    const other = new FormClient();
+    const again = await other.request(`${portal}/signin`);
+    const value = other.cookies.get('portal.signin') ?? '';
+    // Change one character of the signed value (the state inside): the signature no longer matches.
+    other.cookies.set('portal.signin', `${value[0] === 'e' ? 'f' : 'e'}${value.slice(1)}`);
+    const tampered = await other.request(
+      `${portal}/signin-aad?code=anything&state=${new URL(again.location ?? '').searchParams.get('state')}`,
+    );
+    expect(tampered.status).toBe(400);
+    await waitFor('the refusal in the log', () =>
+      log().includes('portal sign-in refused: no sign-in under way'),
+    );
+  });
+
+  it('refuses Try it with a forged form token, a tampered session cookie, or no session', async () => {
+    const { browser, page } = await signedIn();
+    const form = { operation: 'task-manager-web-api/get-tasks' };
+    const forged = await browser.request(`${portal}/try`, { form: { ...form, _csrf: 'forged' } });
+    expect(forged.status).toBe(403);
+    expect(forged.body).toContain(FORM_REFUSED);
+
+    const session = browser.cookies.get('portal.session') ?? '';
+    browser.cookies.set('portal.session', `${session.slice(0, -1)}${session.endsWith('A') ? 'B' : 'A'}`);
+    const tampered = await browser.request(`${portal}/try`, { form: { ...form, _csrf: csrfOf(page) } });
+    expect(tampered.status).toBe(401);
+    expect(tampered.body).toContain(SIGN_IN_REQUIRED);
+    expect((await browser.request(`${portal}/`)).body).toContain('id="sign-in"');
+
+    const none = await new FormClient().request(`${portal}/try`, { form: { ...form, _csrf: csrfOf(page) } });
+    expect(none.status).toBe(401);
+  });
+
+  it('refuses a form over 1 MiB with 413, and a form that is not url-encoded with 400, sending nothing', async () => {
+    const { browser, page } = await signedIn();
+    const before = log().split('POST /web/api/tasks').length;
+    const big = await browser.request(`${portal}/try`, {
+      form: {
+        _csrf: csrfOf(page),
+        operation: 'task-manager-web-api/create-task',
+        body: 'x'.repeat(1024 * 1024),
+      },
+    });
+    expect(big.status).toBe(413);
+    expect(big.body).toContain('The form is larger than 1048576 bytes.');
+    const json = await fetch(`${portal}/try`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        cookie: [...browser.cookies].map(([name, value]) => `${name}=${value}`).join('; '),
+      },
+      body: JSON.stringify({ _csrf: csrfOf(page), operation: 'task-manager-web-api/create-task' }),
+    });
+    expect(json.status).toBe(400);
+    expect(await json.text()).toContain(FORM_REFUSED);
+    expect(log().split('POST /web/api/tasks').length).toBe(before);
+  });
+
+  it('signs out: the session ends and the provider is asked to sign out back to the portal', async () => {
+    const { browser, page } = await signedIn();
+    const forged = await browser.request(`${portal}/signout`, { form: { _csrf: 'forged' } });
+    expect(forged.status).toBe(403);
+    const out = await browser.request(`${portal}/signout`, { form: { _csrf: csrfOf(page) } });
+    expect(out.status).toBe(303);
+    const logout = new URL(out.location ?? '');
+    expect(`${logout.origin}${logout.pathname}`).toBe(`${authUrl}/${secrets().tenantId}/oauth2/v2.0/logout`);
+    expect(logout.searchParams.get('post_logout_redirect_uri')).toBe(`${portal}/`);
+    expect(browser.cookies.has('portal.session')).toBe(false);
+    // The post-logout URI is registered: the provider's confirmation page, not AADSTS50011.
+    const confirm = await browser.request(logout.href);
+    expect(confirm.status).toBe(200);
+    expect(confirm.body).toContain('Sign out');
+    expect(confirm.body).not.toContain('AADSTS50011');
+    expect((await browser.request(`${portal}/`)).body).toContain('id="sign-in"');
+  });
+});

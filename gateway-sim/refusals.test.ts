@@ -1,0 +1,142 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { editArtifact, startBackend, startGateway } from './testing.ts';
+
+const FUNCTIONS_POLICY = 'policies/apis/task-manager-functions-api.xml';
+const WEB_POLICY = 'policies/apis/task-manager-web-api.xml';
+
+/** Starting on artifacts edited by `prepare` must fail with exactly `message`. */
+async function refused(
+  prepare: (dir: string) => void,
+  message: string,
+  namedValues?: Record<string, string | undefined>,
+) {
+  const backend = await startBackend();
+  try {
+    await expect(
+      startGateway({ functionApp: backend.url, webApp: backend.url, prepare, namedValues }),
+    ).rejects.toThrow(message);
+  } finally {
+    await backend.close();
+  }
+}
+
+describe('gateway: anything malformed or unsupported refuses the start, naming file, line and policy', () => {
+  it('malformed XML', () =>
+    refused(
+      (dir) =>
+        editArtifact(dir, WEB_POLICY, (text) =>
+          text.replace('template="/api/tasks" />', 'template="/api/tasks">'),
+        ),
+      'system/gateway/policies/apis/task-manager-web-api.xml line 6: expected </rewrite-uri> to close the element of line 5',
+    ));
+
+  it('an unsupported policy', () =>
+    refused(
+      (dir) =>
+        editArtifact(dir, WEB_POLICY, (text) => text.replace('<rewrite-uri', '<choose /><rewrite-uri')),
+      'system/gateway/policies/apis/task-manager-web-api.xml line 5, <choose>: this policy is not supported by the simulator',
+    ));
+
+  it('an invalid attribute value, and an unknown attribute', async () => {
+    await refused(
+      (dir) => editArtifact(dir, FUNCTIONS_POLICY, (text) => text.replace('calls="5"', 'calls="five"')),
+      'system/gateway/policies/apis/task-manager-functions-api.xml line 5, <rate-limit>: calls must be a positive whole number',
+    );
+    await refused(
+      (dir) =>
+        editArtifact(dir, FUNCTIONS_POLICY, (text) => text.replace('calls="5"', 'calls="5" counter="x"')),
+      'system/gateway/policies/apis/task-manager-functions-api.xml line 5, <rate-limit>: attribute counter is not supported',
+    );
+  });
+
+  it('a policy in a section that does not take it', () =>
+    refused(
+      (dir) =>
+        editArtifact(dir, FUNCTIONS_POLICY, (text) =>
+          text.replace(
+            '<outbound>\n    <base />',
+            '<outbound>\n    <base /><rate-limit calls="1" renewal-period="1" />',
+          ),
+        ),
+      'system/gateway/policies/apis/task-manager-functions-api.xml line 11, <rate-limit>: not allowed in <outbound>',
+    ));
+
+  it('an expression outside the safe subset', async () => {
+    const withValue = (value: string) => (dir: string) =>
+      editArtifact(dir, WEB_POLICY, (text) =>
+        text.replace(
+          '<rewrite-uri',
+          `<set-header name="x" exists-action="override">\n<value>${value}</value></set-header><rewrite-uri`,
+        ),
+      );
+    await refused(
+      withValue('@(context.Request.Body.As<string>())'),
+      'system/gateway/policies/apis/task-manager-web-api.xml line 5, <set-header>: expression: unknown member Body',
+    );
+    await refused(
+      withValue('@(System.IO.File.ReadAllText("/etc/passwd"))'),
+      'system/gateway/policies/apis/task-manager-web-api.xml line 5, <set-header>: expression: "System" is not supported (only context.… is)',
+    );
+  });
+
+  it('a named value that is not declared, or has no value', async () => {
+    await refused(
+      (dir) => editArtifact(dir, WEB_POLICY, (text) => text.replace('/api/tasks', '{{Nowhere}}/api/tasks')),
+      'system/gateway/policies/apis/task-manager-web-api.xml line 5, <rewrite-uri>: named value Nowhere is not declared in named-values.json',
+    );
+    await refused(
+      () => {},
+      "system/gateway/policies/apis/task-manager-functions-api/ManageTask.xml line 6, <value>: named value FunctionKey has no value (give it in the gateway's namedValues option)",
+      { FunctionKey: undefined },
+    );
+  });
+
+  it('a secret named value with a literal value in the repository', () =>
+    refused(
+      (dir) =>
+        editArtifact(dir, 'named-values.json', (text) =>
+          text.replace('"secret": true }', '"secret": true, "value": "abc" }'),
+        ),
+      'system/gateway/named-values.json: secret named value FunctionKey must not carry a literal value',
+    ));
+
+  it('a policy file that belongs to no scope, and <base /> at global scope', async () => {
+    await refused(
+      (dir) => writeFileSync(join(dir, 'policies/apis/task-manager-api.xml'), '<policies />'),
+      'system/gateway/policies/apis/task-manager-api.xml: belongs to no scope (global.xml, apis/<api>.xml, apis/<api>/<operationId>.xml, products/<product>.xml)',
+    );
+    await refused(
+      (dir) =>
+        editArtifact(dir, 'policies/global.xml', (text) =>
+          text.replace('<inbound />', '<inbound><base /></inbound>'),
+        ),
+      'system/gateway/policies/global.xml line 3, <base>: the global scope has nothing to inherit',
+    );
+  });
+
+  it('a resource definition or OpenAPI document that does not fit its shape', async () => {
+    await refused(
+      (dir) =>
+        editArtifact(dir, 'subscriptions.json', (text) =>
+          text.replace('"scope": "/apis"', '"scope": "/everything"'),
+        ),
+      'system/gateway/subscriptions.json: subscriptions.0.properties.scope: must be /apis, /apis/<api> or /products/<product>',
+    );
+    await refused(
+      (dir) =>
+        editArtifact(dir, 'apis/task-manager-web-api.json', (text) =>
+          text.replace('"openapi+json-link"', '"swagger-json"'),
+        ),
+      'system/gateway/apis/task-manager-web-api.json: properties.format: must be openapi+json-link (value: the OpenAPI document, relative to this file)',
+    );
+    await refused(
+      (dir) =>
+        editArtifact(dir, '../../openapi/gateway-web.json', (text) =>
+          text.replace('"operationId": "get-tasks",', ''),
+        ),
+      'openapi/gateway-web.json: paths./api/tasks.get.operationId: Invalid input: expected string, received undefined',
+    );
+  });
+});

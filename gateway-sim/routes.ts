@@ -1,0 +1,204 @@
+/**
+ * The gateway's HTTP surface: APIM's health probe, traces, and every API call — matched by URL suffix,
+ * then operation (method + URL template), the subscription key checked, then the operation's policy run.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Api, GatewayConfig, Operation } from './artifacts.ts';
+import { apimError, type GatewayAnswer, INVALID_KEY, MISSING_KEY, newRequestId, notFound } from './errors.ts';
+import { endToEnd } from './forward.ts';
+import { type GatewayResponse, type PipelineDeps, runPipeline } from './pipeline.ts';
+import type { Pipeline } from './scopes.ts';
+import type { Caller, SubscriptionRegistry } from './subscriptions.ts';
+import { Trace, type TraceStore } from './trace.ts';
+
+/** APIM's own health endpoint. */
+export const HEALTH_PATH = '/status-0123456789abcdef';
+
+export interface RoutesOptions extends PipelineDeps {
+  origin: string;
+  config: () => GatewayConfig;
+  subscriptions: SubscriptionRegistry;
+  traces: TraceStore;
+  log: (line: string) => void;
+}
+
+function matchApi(config: GatewayConfig, path: string): { api: Api; rest: string } | undefined {
+  let best: { api: Api; rest: string } | undefined;
+  for (const api of config.apis) {
+    const prefix = api.path ? `/${api.path.toLowerCase()}` : '';
+    const lower = path.toLowerCase();
+    if (lower === prefix || lower.startsWith(`${prefix}/`))
+      if (!best || api.path.length > best.api.path.length)
+        best = { api, rest: path.slice(prefix.length) || '/' };
+  }
+  return best;
+}
+
+function matchOperation(api: Api, method: string, rest: string) {
+  let samePath: Operation | undefined;
+  for (const operation of api.operations) {
+    const match = operation.pattern.exec(rest);
+    if (!match) continue;
+    const params = Object.fromEntries(
+      Object.entries(match.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)]),
+    );
+    if (operation.method === method) return { operation, params };
+    samePath ??= operation;
+  }
+  // A CORS preflight names the method it will use; the cors policy of that path answers it.
+  return samePath && method === 'OPTIONS' ? { operation: samePath, params: {} } : undefined;
+}
+
+async function send(
+  res: ServerResponse,
+  response: GatewayResponse | GatewayAnswer,
+  extra: Record<string, string | string[]>,
+) {
+  const headers = { ...response.headers, ...extra };
+  if (typeof response.body === 'string') {
+    headers['content-length'] = String(Buffer.byteLength(response.body));
+    res.writeHead(response.status, headers).end(response.body);
+    return;
+  }
+  res.writeHead(response.status, headers);
+  const body = response.body;
+  await new Promise<void>((resolve) => {
+    body.on('error', () => {
+      res.destroy();
+      resolve();
+    });
+    res.on('close', () => {
+      // A caller that left: the rest of the backend's answer is not wanted.
+      if (!body.readableEnded) body.destroy();
+      resolve();
+    });
+    body.pipe(res);
+  });
+}
+
+export function gatewayHandler(options: RoutesOptions) {
+  const { origin, subscriptions, traces, log } = options;
+
+  function checkKey(
+    api: Api,
+    req: IncomingMessage,
+    url: URL,
+    headers: Record<string, string | string[]>,
+    trace: Trace,
+  ) {
+    const headerName = api.keyHeader.toLowerCase();
+    const fromHeader = req.headers[headerName];
+    const key = typeof fromHeader === 'string' ? fromHeader : url.searchParams.get(api.keyQuery);
+    // The key never travels on to the backend.
+    delete headers[headerName];
+    const query = new URLSearchParams(url.search);
+    query.delete(api.keyQuery);
+    if (!key) {
+      trace.add('subscription', 'no key');
+      return { refusal: apimError(401, MISSING_KEY), query };
+    }
+    const caller: Caller | undefined = subscriptions.find(key, options.config().subscriptions);
+    if (!caller) {
+      trace.add('subscription', 'unknown key');
+      return { refusal: apimError(401, INVALID_KEY), query };
+    }
+    const state = subscriptions.state(caller.subscription);
+    if (state !== 'active') {
+      trace.add('subscription', `${caller.subscription.name} is ${state}`);
+      return { refusal: apimError(401, INVALID_KEY), query };
+    }
+    if (!caller.subscription.apis.has(api.name)) {
+      trace.add(
+        'subscription',
+        `${caller.subscription.name} (scope ${caller.subscription.scope}) does not cover ${api.displayName}`,
+      );
+      return { refusal: apimError(401, INVALID_KEY), query };
+    }
+    trace.add(
+      'subscription',
+      `${caller.subscription.name} (${caller.slot} key, scope ${caller.subscription.scope})`,
+    );
+    return { caller, query };
+  }
+
+  return async (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', origin);
+    if (url.pathname === HEALTH_PATH) return res.writeHead(200, { 'content-length': 0 }).end();
+    const traceId = /^\/trace\/([\w-]+)$/.exec(url.pathname)?.[1];
+    if (traceId && req.method === 'GET') {
+      const trace = traces.get(traceId);
+      const body = trace
+        ? JSON.stringify(trace, null, 2)
+        : JSON.stringify({ statusCode: 404, message: 'Trace not found' });
+      return res.writeHead(trace ? 200 : 404, { 'content-type': 'application/json' }).end(body);
+    }
+
+    const requestId = newRequestId();
+    const trace = new Trace(requestId, `${req.method} ${url.pathname}`);
+    const wantsTrace = String(req.headers['ocp-apim-trace'] ?? '').toLowerCase() === 'true';
+    const extra: Record<string, string> = wantsTrace
+      ? { 'ocp-apim-trace-location': `${origin}/trace/${requestId}` }
+      : {};
+    const finish = async (
+      response: GatewayResponse | GatewayAnswer,
+      more: Record<string, string | string[]> = {},
+    ) => {
+      log(trace.line(response.status));
+      traces.keep(trace);
+      // A body the gateway will not read (refusals, policy answers) is drained, so the connection stays usable.
+      if (!req.readableEnded) req.resume();
+      await send(res, response, { ...more, ...extra });
+    };
+
+    const config = options.config();
+    const matchedApi = matchApi(config, url.pathname);
+    const matched = matchedApi && matchOperation(matchedApi.api, req.method ?? 'GET', matchedApi.rest);
+    if (!matchedApi || !matched) {
+      trace.add(
+        'routing',
+        matchedApi ? `no operation of ${matchedApi.api.displayName} matches` : 'no API matches',
+      );
+      return finish(notFound());
+    }
+    const { api } = matchedApi;
+    const { operation, params } = matched;
+    trace.add('routing', `API ${api.displayName}, operation ${operation.displayName} (${operation.name})`);
+    const headers = endToEnd(req.headers);
+    const forwardedFor = req.headers['x-forwarded-for'];
+    headers['x-forwarded-for'] = [forwardedFor, req.socket.remoteAddress].filter(Boolean).join(', ');
+    delete headers['ocp-apim-trace'];
+    const preflight = req.method === 'OPTIONS' && req.method !== operation.method;
+    let caller: Caller | undefined;
+    let query = new URLSearchParams(url.search);
+    if (api.subscriptionRequired && !preflight) {
+      const checked = checkKey(api, req, url, headers, trace);
+      if (checked.refusal) return finish(checked.refusal);
+      caller = checked.caller;
+      query = checked.query;
+    }
+    const pipeline = (operation.pipelines.get(caller?.subscription.product ?? '') ??
+      operation.pipelines.get('')) as Pipeline;
+    // Only a cors policy answers a preflight; without one the operation does not exist for OPTIONS.
+    if (preflight && !pipeline.inbound.some((step) => step.policy === 'cors')) {
+      trace.add('routing', 'a CORS preflight, and no cors policy applies');
+      return finish(notFound());
+    }
+    const exchange = {
+      requestId,
+      req,
+      url,
+      api,
+      operation,
+      params,
+      caller,
+      headers,
+      backendBase: api.serviceUrl,
+      backendPath: matchedApi.rest,
+      query,
+      variables: new Map<string, string>(),
+      answerHeaders: {},
+      trace,
+    };
+    return finish(await runPipeline(exchange, pipeline, options), exchange.answerHeaders);
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * Subscription keys and states. Keys are never stored in the repository: the All-APIs subscription's
+ * primary key is the stack's `subscriptionKey`, every other key is derived from the data directory's
+ * `gatewayKeySeed` (HMAC of subscription name and key slot), so a data directory keeps its keys across
+ * restarts. States (active, suspended, cancelled…) start as the artifacts say and are changed at run
+ * time through an action, persisted in the state directory.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { join } from 'node:path';
+import { readJsonIfExists, writeFileAtomic } from '../emulators/core/files.ts';
+import type { StackSecrets } from '../emulators/core/secrets.ts';
+import type { SubscriptionDefinition } from './artifacts.ts';
+
+export const STATES = ['active', 'suspended', 'cancelled', 'expired', 'rejected', 'submitted'] as const;
+export type SubscriptionState = (typeof STATES)[number];
+
+export interface SubscriptionKeys {
+  primaryKey: string;
+  secondaryKey: string;
+}
+
+export function subscriptionKeys(
+  subscription: Pick<SubscriptionDefinition, 'name' | 'scope'>,
+  secrets: Pick<StackSecrets, 'subscriptionKey' | 'gatewayKeySeed'>,
+): SubscriptionKeys {
+  const derive = (slot: string) =>
+    createHmac('sha256', secrets.gatewayKeySeed)
+      .update(`${subscription.name}/${slot}`)
+      .digest('hex')
+      .slice(0, 32);
+  return {
+    primaryKey: subscription.scope === '/apis' ? secrets.subscriptionKey : derive('primary'),
+    secondaryKey: derive('secondary'),
+  };
+}
+
+export interface Caller {
+  subscription: SubscriptionDefinition;
+  slot: 'primary' | 'secondary';
+  key: string;
+}
+
+const same = (a: string, b: string) => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+
+export function createSubscriptionRegistry(secrets: StackSecrets, stateDir: string | undefined) {
+  const statePath = stateDir && join(stateDir, 'subscription-states.json');
+  // Deriving costs two HMACs: once per subscription (its name and scope decide its keys).
+  const derived = new Map<string, SubscriptionKeys>();
+  const keysOf = (subscription: SubscriptionDefinition) => {
+    const id = `${subscription.name}\n${subscription.scope}`;
+    let keys = derived.get(id);
+    if (!keys) {
+      keys = subscriptionKeys(subscription, secrets);
+      derived.set(id, keys);
+    }
+    return keys;
+  };
+  const states = new Map<string, string>(
+    Object.entries(readJsonIfExists<Record<string, string>>(statePath ?? '') ?? {}),
+  );
+  return {
+    /** The subscription a key belongs to; every key is compared (constant time), so timing tells nothing. */
+    find(key: string, subscriptions: SubscriptionDefinition[]): Caller | undefined {
+      let found: Caller | undefined;
+      for (const subscription of subscriptions) {
+        const keys = keysOf(subscription);
+        if (same(key, keys.primaryKey)) found = { subscription, slot: 'primary', key };
+        if (same(key, keys.secondaryKey)) found = { subscription, slot: 'secondary', key };
+      }
+      return found;
+    },
+    state(subscription: SubscriptionDefinition): string {
+      return states.get(subscription.name) ?? subscription.state;
+    },
+    setState(name: string, state: SubscriptionState) {
+      states.set(name, state);
+      if (statePath) writeFileAtomic(statePath, JSON.stringify(Object.fromEntries(states), null, 2));
+    },
+  };
+}
+export type SubscriptionRegistry = ReturnType<typeof createSubscriptionRegistry>;

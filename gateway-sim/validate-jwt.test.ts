@@ -1,0 +1,138 @@
+import type { KeyObject } from 'node:crypto';
+import { generateKeyPair, importJWK, SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EmulatorContext, RunningEmulator } from '../emulators/core/emulator.ts';
+import { startEmulator, testContext, testDataDir } from '../emulators/core/testing.ts';
+import identity from '../emulators/identity/index.ts';
+import { editArtifact, startBackend, startGateway, type TestGateway } from './testing.ts';
+
+const KEY = 'Ocp-Gateway-Subscription-Key';
+const CLIENT_ID = '3f2a9c1e-0000-4000-8000-00000000c11e';
+const UNAUTHORIZED = '{ "statusCode": 401, "message": "Unauthorized. Access token is missing or invalid." }';
+
+const optIn = (dir: string) =>
+  editArtifact(dir, 'policies/apis/task-manager-functions-api.xml', (text) =>
+    text.replace('<base />', '<base />\n    <include-fragment fragment-id="validate-entra-token" />'),
+  );
+
+describe('gateway: OAuth 2.0 on managetask (EntraID attached; validate-jwt opt-in)', () => {
+  const data = testDataDir();
+  let context: EmulatorContext;
+  let provider: RunningEmulator;
+  let backend: Awaited<ReturnType<typeof startBackend>>;
+  let off: TestGateway;
+  let on: TestGateway;
+
+  beforeAll(async () => {
+    context = await testContext(data.dir, { inMemory: true });
+    provider = await startEmulator(identity, { port: 0 }, context);
+    backend = await startBackend();
+    const namedValues = { AuthUrl: provider.endpoints.authority as string, EntraClientId: CLIENT_ID };
+    off = await startGateway({ functionApp: backend.url, webApp: backend.url, namedValues, context });
+    on = await startGateway({
+      functionApp: backend.url,
+      webApp: backend.url,
+      namedValues,
+      context,
+      prepare: optIn,
+    });
+  });
+  afterAll(async () => {
+    await off?.stop();
+    await on?.stop();
+    await provider?.stop();
+    await backend?.close();
+    data.remove();
+  });
+
+  /** A token from the identity provider for the API's audience (a managed identity's, a real RS256 JWT). */
+  async function providerToken(): Promise<string> {
+    const url = new URL(provider.endpoints.identityEndpoint as string);
+    url.searchParams.set('api-version', '2019-08-01');
+    url.searchParams.set('resource', `api://${CLIENT_ID}`);
+    const response = await fetch(url, {
+      headers: { 'X-IDENTITY-HEADER': context.secrets.identities.functionApp?.header ?? '' },
+    });
+    expect(response.status).toBe(200);
+    return ((await response.json()) as { access_token: string }).access_token;
+  }
+
+  const call = async (gw: TestGateway, token?: string) => {
+    const headers: Record<string, string> = { [KEY]: (await gw.keys('task-manager-all-apis')).primaryKey };
+    if (token) headers.authorization = `Bearer ${token}`;
+    const response = await fetch(`${gw.url}/functions/managetask`, { method: 'POST', headers, body: '{}' });
+    return { status: response.status, body: await response.text() };
+  };
+
+  it('the API carries the EntraID server with the spec URLs and scope (client secret never shown)', async () => {
+    const apis = (await off.gateway.actions?.apis?.(undefined)) as {
+      displayName: string;
+      authorizationServer?: Record<string, unknown>;
+    }[];
+    const server = apis.find((api) => api.displayName === 'TaskManagerFunctionsAPI')?.authorizationServer;
+    const base = `${provider.endpoints.authority}/${context.secrets.tenantId}/oauth2/v2.0`;
+    expect(server).toMatchObject({
+      name: 'EntraID',
+      clientId: CLIENT_ID,
+      authorizationEndpoint: `${base}/authorize`,
+      tokenEndpoint: `${base}/token`,
+      defaultScope: `api://${CLIENT_ID}/user_impersonation`,
+    });
+    expect(server).not.toHaveProperty('clientSecret');
+    expect(apis.find((api) => api.displayName === 'TaskManagerWebAPI')?.authorizationServer).toBeUndefined();
+  });
+
+  it('off (the shipped policies): a valid key and no token passes, as on Azure', async () => {
+    expect((await call(off)).status).toBe(200);
+  });
+
+  it('on: no token → 401 with APIM body', async () => {
+    expect(await call(on)).toEqual({ status: 401, body: UNAUTHORIZED });
+  });
+
+  it('on: a token from another issuer → 401 (its own key, or even the provider key with another issuer)', async () => {
+    const sign = (key: CryptoKey | KeyObject, kid: string) =>
+      new SignJWT({})
+        .setProtectedHeader({ alg: 'RS256', kid })
+        .setIssuer('https://login.example.com/other-tenant/v2.0')
+        .setAudience(`api://${CLIENT_ID}`)
+        .setIssuedAt()
+        .setExpirationTime('1h')
+        .sign(key);
+    const { privateKey } = await generateKeyPair('RS256');
+    expect(await call(on, await sign(privateKey, 'foreign-key'))).toEqual({
+      status: 401,
+      body: UNAUTHORIZED,
+    });
+    const providerKey = (await importJWK(context.secrets.signingKey, 'RS256')) as CryptoKey;
+    expect(await call(on, await sign(providerKey, context.secrets.signingKey.kid ?? ''))).toEqual({
+      status: 401,
+      body: UNAUTHORIZED,
+    });
+  });
+
+  it('on: a token from the provider is forwarded (audience api://<client id>, or the client id as v2 tokens carry it)', async () => {
+    const before = backend.seen.length;
+    expect((await call(on, await providerToken())).status).toBe(200);
+    const v2 = await new SignJWT({ scp: 'user_impersonation', ver: '2.0' })
+      .setProtectedHeader({ alg: 'RS256', kid: context.secrets.signingKey.kid ?? '' })
+      .setIssuer(provider.endpoints.issuer as string)
+      .setAudience(CLIENT_ID)
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .sign(await importJWK(context.secrets.signingKey, 'RS256'));
+    expect((await call(on, v2)).status).toBe(200);
+    expect(backend.seen.length).toBe(before + 2);
+  });
+
+  it('on: a provider token for another audience → 401', async () => {
+    const other = await new SignJWT({})
+      .setProtectedHeader({ alg: 'RS256', kid: context.secrets.signingKey.kid ?? '' })
+      .setIssuer(provider.endpoints.issuer as string)
+      .setAudience('api://some-other-api')
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .sign(await importJWK(context.secrets.signingKey, 'RS256'));
+    expect(await call(on, other)).toEqual({ status: 401, body: UNAUTHORIZED });
+  });
+});
