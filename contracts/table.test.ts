@@ -1,0 +1,85 @@
+/**
+ * The documented-status table against the embedded stack, or against TASKSTACK_TARGET_FILE (a
+ * stack.json-shaped file) for a stack running elsewhere: rows needing fields the target lacks are
+ * skipped, each named with the field it lacks.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDataDir } from '../emulators/core/testing.ts';
+import type { Stack } from '../emulators/stack/launcher.ts';
+import { stackFilePath } from '../emulators/stack/stackfile.ts';
+import { startEmbeddedTarget } from './embedded.ts';
+import { type Memo, ROWS } from './rows.ts';
+import { formatTable, type RowResult, runRow, skipReason } from './table.ts';
+import { readTarget, TARGET_ENV, type Target, targetFileFrom } from './target.ts';
+
+const CONFORMANCE = fileURLToPath(new URL('./conformance.ts', import.meta.url));
+
+const targetFile = targetFileFrom(process.argv, process.env);
+// Known before the tests are collected, so a row the target cannot serve is reported as skipped by name.
+const fileTarget = targetFile ? readTarget(targetFile) : undefined;
+
+describe(`the documented-status table against ${targetFile ?? 'the embedded stack'}`, () => {
+  const data = testDataDir();
+  let stack: Stack | undefined;
+  let target: Target = fileTarget ?? {};
+  const memo: Memo = {};
+  const results: RowResult[] = [];
+
+  beforeAll(async () => {
+    if (fileTarget) return;
+    ({ stack, target } = await startEmbeddedTarget(data.dir));
+  });
+  afterAll(async () => {
+    console.log(`documented-status table:\n${formatTable(results)}`);
+    await stack?.stop();
+    data.remove();
+  });
+
+  for (const row of ROWS) {
+    const reason = fileTarget ? skipReason(row, fileTarget) : '';
+    it.skipIf(reason)(`${row.name}${reason ? ` (skipped: ${reason})` : ''}`, async () => {
+      const result = await runRow(row, target, memo);
+      results.push(result);
+      expect(result.detail).toBe('');
+      expect(result.outcome).toBe('pass');
+    });
+  }
+
+  it.skipIf(fileTarget)(
+    'stack.json has every field the table needs: nothing is skipped on the embedded stack',
+    () => {
+      for (const row of ROWS) expect(skipReason(row, target), row.name).toBe('');
+    },
+  );
+
+  it.skipIf(fileTarget)(
+    'conformance --target FILE: a target without the gateway runs the other rows and names each skipped one',
+    async () => {
+      const {
+        gatewayUrl: _,
+        subscriptionKey: __,
+        ...withoutGateway
+      } = JSON.parse(readFileSync(stackFilePath(data.dir), 'utf8'));
+      const file = join(data.dir, 'no-gateway.json');
+      writeFileSync(file, JSON.stringify(withoutGateway), { mode: 0o600 });
+      const run = spawnSync(process.execPath, ['--import', 'tsx', CONFORMANCE, '--target', file], {
+        encoding: 'utf8',
+        env: { ...process.env, [TARGET_ENV]: '' },
+      });
+      expect(run.stderr).toBe('');
+      expect(run.status).toBe(0);
+      const lines = run.stdout.split('\n');
+      const gatewayRows = ROWS.filter((row) => row.needs.includes('gatewayUrl'));
+      for (const row of gatewayRows) {
+        const line = lines.find((text) => text.includes(row.name));
+        expect(line, row.name).toMatch(/^SKIP .* target has no gatewayUrl/);
+      }
+      expect(lines.filter((text) => text.startsWith('PASS')).length).toBe(ROWS.length - gatewayRows.length);
+      expect(run.stdout).toContain(`0 failed, ${gatewayRows.length} skipped`);
+    },
+  );
+});

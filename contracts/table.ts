@@ -1,0 +1,64 @@
+/** Runs the documented-status table against a target and prints it with pass/fail/skip per row. */
+import { type Memo, ROWS, type Row } from './rows.ts';
+import { advanceClock, missing, type Target } from './target.ts';
+import { answerOf, problemsWith } from './validate.ts';
+
+export interface RowResult {
+  row: Row;
+  outcome: 'pass' | 'fail' | 'skip';
+  detail: string;
+}
+
+/** Past the gateway's 60-second rate-limit window. */
+const PAST_WINDOW_MS = 61_000;
+const CLOCK: (keyof Target)[] = ['controlUrl', 'masterKey'];
+
+/** The fields the row needs that the target lacks: the reason it is skipped, or empty. */
+export const skipReason = (row: Row, target: Target) => {
+  const lacking = missing(target, row.needs);
+  return lacking.length ? `target has no ${lacking.join(', ')}` : '';
+};
+
+export async function runRow(row: Row, target: Target, memo: Memo): Promise<RowResult> {
+  const reason = skipReason(row, target);
+  if (reason) return { row, outcome: 'skip', detail: reason };
+  const problems: string[] = [];
+  try {
+    // Without the clock the window cannot be moved: the rows then need a gateway left idle for 60 s.
+    if (row.before === 'advanceClock' && missing(target, CLOCK).length === 0)
+      await advanceClock(target, PAST_WINDOW_MS);
+    const { url, init } = row.request(target, memo);
+    const answer = await answerOf(await fetch(url, { ...init, redirect: 'manual' }));
+    if (answer.status !== row.status) problems.push(`status ${answer.status}, expected ${row.status}`);
+    problems.push(...(await problemsWith(row.surface, row.method, row.path, answer)));
+    if (typeof row.body === 'string' && answer.body !== row.body)
+      problems.push(
+        `body ${JSON.stringify(answer.body.slice(0, 300))}, expected ${JSON.stringify(row.body)}`,
+      );
+    if (row.body instanceof RegExp && !row.body.test(answer.body))
+      problems.push(`body ${JSON.stringify(answer.body.slice(0, 300))} does not match ${row.body}`);
+    if (problems.length === 0) {
+      row.check?.(answer.body, memo);
+      row.remember?.(answer.body, memo);
+    }
+  } catch (error) {
+    problems.push((error as Error).message);
+  }
+  return { row, outcome: problems.length ? 'fail' : 'pass', detail: problems.join('; ') };
+}
+
+export async function runTable(target: Target, rows: readonly Row[] = ROWS): Promise<RowResult[]> {
+  const memo: Memo = {};
+  const results: RowResult[] = [];
+  for (const row of rows) results.push(await runRow(row, target, memo));
+  return results;
+}
+
+export function formatTable(results: readonly RowResult[]): string {
+  const width = Math.max(...results.map((result) => result.row.name.length));
+  return results
+    .map(({ row, outcome, detail }) =>
+      `${outcome.toUpperCase().padEnd(4)}  ${row.status}  ${row.name.padEnd(width)}  ${detail}`.trimEnd(),
+    )
+    .join('\n');
+}

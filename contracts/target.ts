@@ -1,0 +1,87 @@
+/**
+ * A target is what a contract run talks to: the fields of stack.json. The embedded stack's own file, or
+ * `--target FILE` / TASKSTACK_TARGET_FILE naming one for a stack running elsewhere (docker-compose,
+ * Azure). A field a target lacks skips exactly the checks that need it.
+ */
+import { readFileSync } from 'node:fs';
+import { CONTROL_KEY_HEADER } from '../emulators/stack/control.ts';
+
+export interface Target {
+  baseUrl?: string;
+  functionKey?: string;
+  webBaseUrl?: string;
+  /** Web app B (signed-in variant): stack.json's apps['web-b'].url. */
+  webBBaseUrl?: string;
+  gatewayUrl?: string;
+  subscriptionKey?: string;
+  /** The function host's JSON-lines invocation log: stack.json's logs.functions (the local stack only). */
+  functionsLog?: string;
+  /** With masterKey: the stack clock can be moved (the local stack only). */
+  controlUrl?: string;
+  masterKey?: string;
+}
+
+export type Need = keyof Target;
+
+export const TARGET_ENV = 'TASKSTACK_TARGET_FILE';
+
+/** The target file named by `--target FILE` in argv or by TASKSTACK_TARGET_FILE; undefined for none. */
+export function targetFileFrom(argv: readonly string[], env: NodeJS.ProcessEnv): string | undefined {
+  const at = argv.indexOf('--target');
+  if (at >= 0) {
+    const file = argv[at + 1];
+    if (!file) throw new Error('--target needs a file: a stack.json-shaped description of the target');
+    return file;
+  }
+  return env[TARGET_ENV] || undefined;
+}
+
+const FIELDS: Need[] = [
+  'baseUrl',
+  'functionKey',
+  'webBaseUrl',
+  'gatewayUrl',
+  'subscriptionKey',
+  'controlUrl',
+  'masterKey',
+];
+
+/** Reads a target file, keeping only the string fields a contract run uses. */
+export function readTarget(file: string): Target {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new Error(`target ${file} cannot be read as JSON: ${(error as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null) throw new Error(`target ${file} is not a JSON object`);
+  const target: Target = {};
+  for (const field of FIELDS) {
+    const value = (parsed as Record<string, unknown>)[field];
+    if (typeof value === 'string' && value !== '') target[field] = value;
+  }
+  const webB = (parsed as { apps?: Record<string, { url?: unknown }> }).apps?.['web-b']?.url;
+  if (typeof webB === 'string' && webB !== '') target.webBBaseUrl = webB;
+  const log = (parsed as { logs?: Record<string, unknown> }).logs?.functions;
+  if (typeof log === 'string' && log !== '') target.functionsLog = log;
+  return target;
+}
+
+export const missing = (target: Target, needs: readonly Need[]) => needs.filter((need) => !target[need]);
+
+/** A POST to the target's control API (needs controlUrl and masterKey); answers the JSON it returns. */
+export async function control(target: Target, path: string, body: unknown): Promise<unknown> {
+  const response = await fetch(`${target.controlUrl}${path}`, {
+    method: 'POST',
+    headers: { [CONTROL_KEY_HEADER]: target.masterKey ?? '' },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${text}`);
+  return JSON.parse(text);
+}
+
+/** Moves the target's stack clock through its control API. */
+export async function advanceClock(target: Target, ms: number): Promise<void> {
+  await control(target, '/clock/advance', { ms });
+}

@@ -1,0 +1,38 @@
+/**
+ * `npx tsx scenarios/run.ts <name|all> [--target FILE]`: runs scenarios against a running stack (the
+ * file named by --target or TASKSTACK_TARGET_FILE, else the local stack.json), printing each step and a
+ * result table; exits 1 when one fails. Scenarios needing what the target lacks are skipped, with why.
+ */
+import { join } from 'node:path';
+import { missing, readTarget, targetFileFrom } from '../contracts/target.ts';
+import { SCENARIOS } from './scenarios.ts';
+
+const args = process.argv.slice(2);
+const which = args[0] ?? 'all';
+const chosen = which === 'all' ? SCENARIOS : SCENARIOS.filter((scenario) => scenario.name === which);
+if (chosen.length === 0) {
+  console.error(`no scenario ${which}; choose all or one of: ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  process.exit(2);
+}
+const file =
+  targetFileFrom(args, process.env) ?? join(process.env.TASKSTACK_DATA_DIR ?? '.taskstack', 'stack.json');
+const target = readTarget(file);
+const results: [string, string, string][] = [];
+for (const scenario of chosen) {
+  const lacking = missing(target, scenario.needs);
+  if (lacking.length) {
+    results.push([scenario.name, 'SKIP', `target has no ${lacking.join(', ')}`]);
+    continue;
+  }
+  console.log(`${scenario.name}: ${scenario.description}`);
+  const began = performance.now();
+  try {
+    await scenario.run(target, (text) => console.log(`  ${text}`));
+    results.push([scenario.name, 'PASS', `${Math.round(performance.now() - began)} ms`]);
+  } catch (error) {
+    results.push([scenario.name, 'FAIL', (error as Error).message]);
+  }
+}
+const width = Math.max(...results.map(([name]) => name.length));
+for (const [name, outcome, detail] of results) console.log(`${outcome}  ${name.padEnd(width)}  ${detail}`);
+process.exitCode = results.some(([, outcome]) => outcome === 'FAIL') ? 1 : 0;
