@@ -3,11 +3,14 @@
  * Nothing here asserts: the figures are for reading and for issue closing notes.
  */
 import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { loadApps, repositoryRoot } from '../emulators/core/apps.ts';
 import { benchCosmos } from '../emulators/cosmos/bench.ts';
 import { benchEventHubs } from '../emulators/eventhubs/bench.ts';
 import { benchFunctionsHost } from '../emulators/functions-host/bench.ts';
-import { FUNCTION_APP_DIR } from '../emulators/stack/wiring.ts';
+import { benchGateway } from '../gateway-sim/bench.ts';
 import { benchManageTask } from '../system/functions/bench.ts';
+import { benchWebApp } from '../system/web/bench.ts';
 import { bareHttpsRequestsPerSec } from './baseline.ts';
 import { row } from './measure.ts';
 import { benchStack, FOUNDATION } from './stack.ts';
@@ -32,7 +35,7 @@ const eventHubs = await benchEventHubs();
 row('Event Hubs events sent (batches of 250)', eventHubs.sendEventsPerSec, '/s');
 row('Event Hubs events received', eventHubs.receiveEventsPerSec, '/s');
 
-const host = await benchFunctionsHost({ appDir: FUNCTION_APP_DIR });
+const host = await benchFunctionsHost({ appDir: join(repositoryRoot, loadApps().functions?.folder ?? '') });
 row('Functions host start to ready (system app)', host.startMs, 'ms', '< 400 (host part)');
 row('  of which the app loading its modules', host.appLoadMs, 'ms');
 row('trivial HTTP function via the host', host.requestsPerSec, '/s', '>= 0.7×', {
@@ -43,3 +46,24 @@ row('trivial HTTP function via the host', host.requestsPerSec, '/s', '>= 0.7×',
 const manageTask = await benchManageTask();
 row('POST-then-GET managetask round trips', manageTask.roundTripsPerSec, '/s', '>= 300');
 console.log(`  where the time goes: ${JSON.stringify(manageTask.breakdown)}`);
+
+const web = await benchWebApp();
+row('web app A: GET /api/tasks (20 tasks)', web.webGetPerSec, '/s', '>= 0.8×', {
+  name: 'bare Express',
+  value: web.bareGetPerSec,
+});
+row('web app A: POST /api/tasks', web.webPostPerSec, '/s', '>= 0.8×', {
+  name: 'bare Express',
+  value: web.barePostPerSec,
+});
+row('web Create → ProcessTaskEvents log line', web.createToLogMs, 'ms', '<= 100');
+row('RSS of web app A after ~12,000 requests', web.webRssMb, 'MB', '<= 90');
+row('RSS of web app B (idle)', web.webBRssMb, 'MB', '<= 90');
+
+const gateway = await benchGateway();
+row('gateway: added median latency (managetask)', gateway.addedMedianMs, 'ms', '<= 1');
+row('gateway: POST /functions/managetask', gateway.gatewayPerSec, '/s', '>= 0.8×', {
+  name: 'direct to the backend',
+  value: gateway.directPerSec,
+});
+row('gateway RSS after > 10,000 requests', gateway.gatewayRssMb, 'MB', '<= 90');
