@@ -27,7 +27,8 @@ const isStale = (source: string, target: string) => {
 export async function compileEmulators(): Promise<string> {
   const sources = await glob(['emulators/**/*.{ts,cjs}', 'gateway-sim/**/*.ts', 'system/topology.json'], {
     cwd: ROOT,
-    ignore: ['**/*.test.ts', '**/test/**', '**/testing.ts', '**/bench.ts', 'emulators/stack/**'],
+    // Of the launcher's own folder, a component runs only its entry point, child.ts.
+    ignore: ['**/*.test.ts', '**/test/**', '**/testing.ts', '**/bench.ts', 'emulators/stack/!(child).ts'],
   });
   mkdirSync(COMPILED_DIR, { recursive: true });
   // The mirror sits under node_modules, where Node stops looking for the project's "type": "module".
@@ -48,5 +49,5 @@ export async function compileEmulators(): Promise<string> {
       writeFileSync(target, code.replace(relativeTs, '$1$2$3.js$2'));
     }),
   );
-  return join(COMPILED_DIR, 'emulators', 'core', 'child.js');
+  return join(COMPILED_DIR, 'emulators', 'stack', 'child.js');
 }

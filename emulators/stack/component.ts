@@ -12,7 +12,7 @@ export interface ComponentEntry {
   execArgv: string[];
 }
 export const SOURCE_ENTRY: ComponentEntry = {
-  path: fileURLToPath(new URL('../core/child.ts', import.meta.url)),
+  path: fileURLToPath(new URL('./child.ts', import.meta.url)),
   execArgv: ['--import', 'tsx'],
 };
 type StartMessage = Extract<ToComponent, { type: 'start' }>;

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { sameKey } from '../core/compare.ts';
 import { BodyTooLargeError, close, listen, readBody, sendJson } from '../core/http.ts';
 import { NotFoundError } from '../core/ipc.ts';
-import type { Stack } from './launcher.ts';
+import type { Stack } from './stack.ts';
 
 export const CONTROL_KEY_HEADER = 'x-taskstack-key';
 const UNITS_MS = { ms: 1, seconds: 1_000, minutes: 60_000, hours: 3_600_000, days: 86_400_000 } as const;

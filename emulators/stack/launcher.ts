@@ -16,6 +16,7 @@ import { startControlServer } from './control.ts';
 import { parseStackOptions, type StackOptionsInput } from './options.ts';
 import { inOrder } from './order.ts';
 import { assignPorts, stackPorts } from './ports.ts';
+import type { Stack } from './stack.ts';
 import {
   clearStaleStack,
   removeStackFile,
@@ -25,23 +26,7 @@ import {
 } from './stackfile.ts';
 import { wire } from './wiring.ts';
 
-export interface Stack {
-  description: StackDescription;
-  clock: StackClock;
-  /** Moves the stack clock forward for every component; resolves once all have it. */
-  advanceClock(ms: number): Promise<void>;
-  /** Invokes a component's control action (e.g. `blob` / `runLifecycle`). */
-  action(component: string, action: string, input?: unknown): Promise<unknown>;
-  /** The process id of each component (they change when a crashed component is restarted). */
-  pids(): Record<string, number | undefined>;
-  /** Each component's health: `ok` or the reason it is not. */
-  health(): Promise<Record<string, string>>;
-  /** Stops one component; it stays down (no restart) until `startComponent`. */
-  stopComponent(name: string): Promise<void>;
-  /** Starts a component stopped by `stopComponent`, on the same ports and data; resolves once healthy. */
-  startComponent(name: string): Promise<void>;
-  stop(): Promise<void>;
-}
+export type { Stack };
 
 /** Starts every component, waits until each is healthy, writes stack.json and returns the running stack. */
 export async function start(input: StackOptionsInput = {}): Promise<Stack> {
