@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { testDataDir } from '../emulators/core/testing.ts';
 import { start } from '../emulators/stack/launcher.ts';
-import { median, rounds } from './measure.ts';
+import { median, rounds, throughput } from './measure.ts';
 
 /**
  * Memory (MB) of the given processes and all their descendants, from /proc: RSS summed (counts the
@@ -58,22 +59,42 @@ function azuriteAloneMs(): Promise<number> {
   );
 }
 
-/** Memory of `taskstack start` as a user runs it: the launcher process and everything under it. */
-async function cliMemoryMb(dataDir: string, components?: string[]) {
-  const only = components ? ['--components', components.join(',')] : [];
+/**
+ * `taskstack start` as a user runs it (`npm start`): milliseconds from spawn to stack.json, and the memory
+ * of the launcher and everything under it once ready — and, with `load`, again after `load` requests
+ * (createtask and managetask POSTs, alternating) and after as many more, to show whether it is flat.
+ */
+async function cliRun(dataDir: string, options: { components?: string[]; load?: number } = {}) {
+  const only = options.components ? ['--components', options.components.join(',')] : [];
+  const began = performance.now();
   const cli = spawn(
     process.execPath,
-    ['--import', 'tsx', 'emulators/stack/cli.ts', 'start', '--data-dir', dataDir, '--free-ports', ...only],
+    ['emulators/stack/taskstack.mjs', 'start', '--data-dir', dataDir, '--free-ports', ...only],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   await new Promise<void>((resolve) =>
     cli.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('taskstack is ready') && resolve()),
   );
+  const readyMs = performance.now() - began;
   const memory = treeMemoryMb([cli.pid as number]);
+  let loaded: { warm: { rss: number; pss: number }; end: { rss: number; pss: number } } | undefined;
+  if (options.load) {
+    const stack = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8'));
+    const call = (i: number) =>
+      fetch(`${stack.baseUrl}/api/${i % 2 ? 'managetask' : 'createtask'}?code=${stack.functionKey}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ Title: `bench ${i}`, Description: 'load', DueDate: '2030-01-01' }),
+      }).then((response) => response.arrayBuffer());
+    await throughput(options.load, 8, call);
+    const warm = treeMemoryMb([cli.pid as number]);
+    await throughput(options.load, 8, call);
+    loaded = { warm, end: treeMemoryMb([cli.pid as number]) };
+  }
   const exited = new Promise((resolve) => cli.once('exit', resolve));
   cli.kill('SIGINT');
   await exited;
-  return memory;
+  return { readyMs, memory, loaded };
 }
 
 /** The components of the foundation issue (the rest came later): its goals are stated for these. */
@@ -95,12 +116,17 @@ export async function benchStack() {
         }),
       );
     const azurite = await rounds(3, azuriteAloneMs);
+    const fresh = testDataDir();
+    const user = await cliRun(fresh.dir, { load: 5000 }).finally(fresh.remove);
     return {
       startMs: await startMs(),
       foundationStartMs: await startMs(FOUNDATION),
       azuriteMs: median(azurite),
-      memory: await cliMemoryMb(data.dir),
-      foundationMemory: await cliMemoryMb(data.dir, FOUNDATION),
+      /** `npm start` on a fresh data directory (CA and keys created) to stack.json. */
+      userStartMs: user.readyMs,
+      memory: user.memory,
+      afterLoad: user.loaded,
+      foundationMemory: (await cliRun(data.dir, { components: FOUNDATION })).memory,
     };
   } finally {
     data.remove();

@@ -11,7 +11,7 @@ import type { Stack } from '../emulators/stack/launcher.ts';
 import { stackFilePath } from '../emulators/stack/stackfile.ts';
 import { SCENARIOS } from './scenarios.ts';
 
-const CLI = fileURLToPath(new URL('../emulators/stack/cli.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../emulators/stack/taskstack.mjs', import.meta.url));
 
 describe('the scenarios against the embedded stack', () => {
   const data = testDataDir();
@@ -37,13 +37,9 @@ describe('the scenarios against the embedded stack', () => {
     const { logs: _, controlUrl: __, ...remote } = JSON.parse(readFileSync(stackFilePath(data.dir), 'utf8'));
     const file = join(data.dir, 'remote.json');
     writeFileSync(file, JSON.stringify(remote), { mode: 0o600 });
-    const run = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', CLI, 'scenario', 'run', 'all', '--target', file],
-      {
-        encoding: 'utf8',
-      },
-    );
+    const run = spawnSync(process.execPath, [CLI, 'scenario', 'run', 'all', '--target', file], {
+      encoding: 'utf8',
+    });
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^PASS {2}attachment-metadata /m);

@@ -1,4 +1,3 @@
-#!/usr/bin/env -S node --import tsx
 /**
  * `taskstack` — start the local stack, move its clock, manage function keys, reset its data.
  *   taskstack start [--data-dir DIR] [--port-base N | --free-ports] [--<component>-port N] [--in-memory]

@@ -1,6 +1,5 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { loadApps } from '../core/apps.ts';
 import { loadTls } from '../core/ca.ts';
 import { checkShifts, StackClock } from '../core/clock.ts';
@@ -9,6 +8,7 @@ import { NotFoundError } from '../core/ipc.ts';
 import { loadSecrets } from '../core/secrets.ts';
 import { loadTopology } from '../core/topology.ts';
 import { loadDirectory, testUsers } from '../identity/directory.ts';
+import { buildApp } from './build-app.ts';
 import { compileEmulators } from './compile.ts';
 import { ComponentProcess } from './component.ts';
 import { Console } from './console.ts';
@@ -17,13 +17,7 @@ import { parseStackOptions, type StackOptionsInput } from './options.ts';
 import { inOrder } from './order.ts';
 import { assignPorts, stackPorts } from './ports.ts';
 import type { Stack } from './stack.ts';
-import {
-  clearStaleStack,
-  removeStackFile,
-  runningStack,
-  type StackDescription,
-  writeStackFile,
-} from './stackfile.ts';
+import { clearStaleStack, removeStackFile, runningStack, writeStackFile } from './stackfile.ts';
 import { wire } from './wiring.ts';
 
 export type { Stack };
@@ -272,14 +266,4 @@ function readClockFile(path: string): unknown {
   } catch (error) {
     return (error as Error).message;
   }
-}
-
-/** Runs an app's build module (its default export), as `npm run build` would before the app starts. */
-async function buildApp(dir: string, module: string): Promise<void> {
-  const { default: build } = (await import(pathToFileURL(join(dir, module)).href)) as {
-    default?: () => Promise<void>;
-  };
-  if (typeof build !== 'function')
-    throw new Error(`${join(dir, module)} has no default export to build with`);
-  await build();
 }

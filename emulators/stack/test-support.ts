@@ -10,8 +10,8 @@ import { processAlive, stackFilePath } from './stackfile.ts';
 /** Every component a full stack runs: the services and one per app of system/apps.json. */
 export const everyComponent = [...serviceNames, ...Object.keys(loadApps())];
 
-/** `node --import tsx cli.ts …`: the CLI as `npm start` runs it. */
-export const cli = (...args: string[]) => ['--import', 'tsx', join(import.meta.dirname, 'cli.ts'), ...args];
+/** `node taskstack.mjs …`: the CLI as `npm start` and the `taskstack` bin run it. */
+export const cli = (...args: string[]) => [join(import.meta.dirname, 'taskstack.mjs'), ...args];
 
 /** Every port the stack's endpoints name. */
 export const portsOf = (endpoints: Record<string, Record<string, string>>) =>

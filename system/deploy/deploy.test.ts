@@ -66,15 +66,11 @@ for (const app of Object.keys(apps)) writeFileSync(join(packages, `${app}.zip`),
 
 function taskstack(args: string[], env: Record<string, string> = {}) {
   writeFileSync(log, '');
-  const result = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', 'emulators/stack/cli.ts', 'deploy', ...args],
-    {
-      cwd: repositoryRoot,
-      encoding: 'utf8',
-      env: { PATH: `${bin}:${process.env.PATH}`, ...env },
-    },
-  );
+  const result = spawnSync(process.execPath, ['emulators/stack/taskstack.mjs', 'deploy', ...args], {
+    cwd: repositoryRoot,
+    encoding: 'utf8',
+    env: { PATH: `${bin}:${process.env.PATH}`, ...env },
+  });
   const calls = readFileSync(log, 'utf8')
     .split('\n')
     .filter(Boolean)

@@ -1,0 +1,3 @@
+/** Types of bundle.mjs (plain JavaScript, since it runs before anything is compiled). */
+export declare function bundle(entry: string): Promise<string>;
+export declare function importTypeScript(entry: string): Promise<Record<string, unknown>>;
