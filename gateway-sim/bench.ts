@@ -12,6 +12,7 @@ import { median, rounds, throughput } from '../bench/measure.ts';
 import { loadTls } from '../emulators/core/ca.ts';
 import { listen } from '../emulators/core/http.ts';
 import { startEmulator, testContext, testDataDir } from '../emulators/core/testing.ts';
+import { bundle } from '../emulators/stack/bundle.mjs';
 import gateway from './index.ts';
 import { copyArtifacts, editArtifact } from './testing.ts';
 
@@ -67,9 +68,10 @@ if (process.argv[2] === 'child') {
   });
 }
 
-function spawn(...args: string[]): Promise<{ process: ChildProcess; url: string; key?: string }> {
-  const started = fork(fileURLToPath(import.meta.url), ['child', ...args], {
-    execArgv: ['--import', 'tsx'],
+/** A child running this file on bare Node, as the stack runs its components (no TypeScript loader). */
+async function spawn(...args: string[]): Promise<{ process: ChildProcess; url: string; key?: string }> {
+  const started = fork(await bundle(fileURLToPath(import.meta.url)), ['child', ...args], {
+    execArgv: [],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   return new Promise((resolve, reject) => {
