@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FromComponent, ToComponent } from '../core/ipc.ts';
 import { testContext, testDataDir } from '../core/testing.ts';
+import { compileEmulators } from '../stack/compile.ts';
 
 const benchApp = fileURLToPath(new URL('./test/app-bench/', import.meta.url));
-const childEntry = fileURLToPath(new URL('../core/child.ts', import.meta.url));
 
 /** `concurrency` keep-alive clients calling GET `url` back to back for `durationMs`; answers requests/s. */
 async function load(url: string, concurrency: number, durationMs: number): Promise<number> {
@@ -43,8 +43,9 @@ async function load(url: string, concurrency: number, durationMs: number): Promi
   return done / ((performance.now() - began) / 1000);
 }
 
+/** Plain JavaScript on bare Node, as the launcher runs its components (no TypeScript loader). */
 const fork_ = (script: string) =>
-  fork(script, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  fork(script, [], { execArgv: [], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
 
 /** The same handler in bare node:http. */
 async function bareServer(): Promise<{ url: string; stop(): void }> {
@@ -58,13 +59,13 @@ async function bareServer(): Promise<{ url: string; stop(): void }> {
 }
 
 /**
- * The host as the launcher runs it (core/child.ts over IPC), its console drained without being parsed
- * so that this process, the load generator, is not also busy with the host's log lines. Answers the
- * base URL and the start time the host reports (`Host started (Nms)`).
+ * The host as the launcher runs it (the compiled stack/child.ts over IPC), its console drained without
+ * being parsed so that this process, the load generator, is not also busy with the host's log lines.
+ * Answers the base URL and the start time the host reports (`Host started (Nms)`).
  */
 async function hostServer(dataDir: string, options: Record<string, unknown>) {
   const context = await testContext(dataDir);
-  const child = fork_(childEntry);
+  const child = fork_(await compileEmulators());
   let seen = '';
   // The host's output may arrive after its ready message: wait for the line itself.
   const reported = new Promise<{ startMs: number; appLoadMs: number }>((resolve) => {

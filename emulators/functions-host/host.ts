@@ -60,6 +60,15 @@ export function triggerOf(fn: RegisteredFunction): TriggerBinding {
   return { ...entry[1], name: entry[0] };
 }
 
+/** `compute(fn)`, worked out once per function: registrations never change once the host runs. */
+export function perFunction<T>(compute: (fn: RegisteredFunction) => T): (fn: RegisteredFunction) => T {
+  const known = new WeakMap<RegisteredFunction, T>();
+  return (fn) => {
+    if (!known.has(fn)) known.set(fn, compute(fn));
+    return known.get(fn) as T;
+  };
+}
+
 /**
  * The host id the runtime derives for a host outside Azure (machine name and a hash of the app's
  * path, lower case, at most 32 characters), or the `AzureFunctionsWebHost__hostid` setting.

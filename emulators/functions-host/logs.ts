@@ -34,6 +34,8 @@ export interface LogEntry {
 
 export class FunctionLogs {
   #file: WriteStream | undefined;
+  /** File lines not yet handed to the stream: one write per turn of the event loop, not one per line. */
+  #pending = '';
   #levels: [string, number][];
   /** Minimum level by category, computed once per category. */
   #minimums = new Map<string, number>();
@@ -72,8 +74,15 @@ export class FunctionLogs {
   #write(category: string, entry: Omit<LogEntry, 'time'>, line: string): void {
     if (rank[entry.level] < this.#minimum(category) || entry.level === 'none') return;
     this.options.print(line);
-    this.#file?.write(`${JSON.stringify({ time: this.options.clock.date().toISOString(), ...entry })}\n`);
+    if (!this.#file) return;
+    if (!this.#pending) setImmediate(this.#flush);
+    this.#pending += `${JSON.stringify({ time: this.options.clock.date().toISOString(), ...entry })}\n`;
   }
+
+  #flush = () => {
+    if (this.#pending) this.#file?.write(this.#pending);
+    this.#pending = '';
+  };
 
   /** A line the function wrote (`context.log`, `warn`, `error` …). Category `Function.<name>.User`. */
   user(functionName: string, invocationId: string, level: LogLevel, message: string): void {
@@ -96,7 +105,9 @@ export class FunctionLogs {
   }
 
   close(): Promise<void> {
+    this.#flush();
     const file = this.#file;
+    this.#file = undefined;
     return new Promise((resolve) => (file ? file.end(resolve) : resolve()));
   }
 }

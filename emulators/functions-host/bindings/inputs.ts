@@ -7,6 +7,7 @@
 import type { StackClock } from '../../core/clock.ts';
 import { blobService, cosmosClient, isNotFound, type Settings } from '../connections.ts';
 import type { BindingInfo, RegisteredFunction, RpcParameterBinding, RpcTypedData } from '../core-api.ts';
+import { perFunction } from '../host.ts';
 import type { InputReader } from '../invoke.ts';
 import { resolveExpression, sqlQuery } from './expressions.ts';
 import { splitBlobPath } from './outputs.ts';
@@ -56,11 +57,17 @@ async function readCosmos(
   return { json: JSON.stringify(resources) };
 }
 
+/** A function's input bindings, its trigger aside. */
+const inputsOf = perFunction((fn) =>
+  Object.entries(fn.bindings).filter(
+    ([, binding]) => binding.direction === 'in' && !/trigger$/i.test(binding.type),
+  ),
+);
+
 export function inputReader(settings: Settings, clock: StackClock): InputReader {
   return async (fn: RegisteredFunction, bindingData: Record<string, unknown>) => {
     const inputs: RpcParameterBinding[] = [];
-    for (const [name, binding] of Object.entries(fn.bindings)) {
-      if (binding.direction !== 'in' || /trigger$/i.test(binding.type)) continue;
+    for (const [name, binding] of inputsOf(fn)) {
       const resolve = (template: unknown) =>
         template === undefined || template === null
           ? undefined

@@ -6,6 +6,7 @@
 import type { StackClock } from '../../core/clock.ts';
 import { blobService, type Settings } from '../connections.ts';
 import type { BindingInfo, RegisteredFunction, RpcInvocationResponse, RpcTypedData } from '../core-api.ts';
+import { perFunction } from '../host.ts';
 import type { OutputWriter } from '../invoke.ts';
 import { publishEvents } from './eventgrid.ts';
 import { resolveExpression } from './expressions.ts';
@@ -61,17 +62,23 @@ export function unsupportedBindings(fn: RegisteredFunction): string[] {
     .map(([name, binding]) => `${name} (${binding.type}, ${binding.direction})`);
 }
 
+/** A function's output bindings other than HTTP (the HTTP layer's). */
+const outputsOf = perFunction((fn) =>
+  Object.entries(fn.bindings).filter(
+    ([, binding]) => binding.direction === 'out' && binding.type.toLowerCase() !== 'http',
+  ),
+);
+
 export function outputWriter(settings: Settings, clock: StackClock): OutputWriter {
   return async (
     fn: RegisteredFunction,
     response: RpcInvocationResponse,
     bindingData: Record<string, unknown>,
   ) => {
-    for (const [name, binding] of Object.entries(fn.bindings)) {
-      if (binding.direction !== 'out') continue;
+    for (const [name, binding] of outputsOf(fn)) {
       const type = binding.type.toLowerCase();
       const data = outputValue(name, response);
-      if (type === 'http' || data === undefined) continue;
+      if (data === undefined) continue;
       if (type === 'blob') {
         const path = resolveExpression(String(binding.path ?? ''), bindingData, settings, clock.date());
         await writeBlob(binding, data, settings, path);

@@ -19,14 +19,18 @@ export function toRpcHttp(
   return { method: req.method, url, headers, params, body: body.length ? { bytes: body } : undefined };
 }
 
-/** The HTTP output of an invocation: the `http` output binding (usually `$return`), if it was set. */
-export function httpOutput(
-  fn: RegisteredFunction,
-  response: RpcInvocationResponse | undefined,
-): RpcHttpData | undefined {
-  const name = Object.entries(fn.bindings).find(
+/** The name of a function's `http` output binding (usually `$return`), if it has one. */
+export function httpOutputName(fn: RegisteredFunction): string | undefined {
+  return Object.entries(fn.bindings).find(
     ([, b]) => b.direction === 'out' && b.type.toLowerCase() === 'http',
   )?.[0];
+}
+
+/** The HTTP output of an invocation: the value of the `http` output binding `name`, if it was set. */
+export function httpOutput(
+  name: string | undefined,
+  response: RpcInvocationResponse | undefined,
+): RpcHttpData | undefined {
   if (!name || !response) return undefined;
   const data =
     name === '$return' ? response.returnValue : response.outputData?.find((o) => o.name === name)?.data;
@@ -59,7 +63,11 @@ const hopByHop = new Set(['content-length', 'transfer-encoding', 'connection', '
 
 /** Writes the function's response; no HTTP output at all is 200 with an empty body, as the host answers. */
 export function sendRpcHttp(res: ServerResponse, data: RpcHttpData | undefined, head: boolean): void {
-  const body = data?.body?.bytes ? Buffer.from(data.body.bytes) : Buffer.from(data?.body?.string ?? '');
+  const bytes = data?.body?.bytes;
+  // A view of the library's bytes, not a copy.
+  const body = bytes
+    ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    : Buffer.from(data?.body?.string ?? '');
   const status = Number(data?.statusCode ?? 200);
   res.statusCode = Number.isInteger(status) && status >= 100 && status <= 999 ? status : 500;
   for (const [name, value] of Object.entries(data?.headers ?? {})) {

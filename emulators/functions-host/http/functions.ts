@@ -5,7 +5,7 @@ import type { RegisteredFunction } from '../core-api.ts';
 import { type Host, isDisabled, triggerOf } from '../host.ts';
 import type { AuthLevel } from '../keys.ts';
 import { closeAfterAnswer, readAtMost } from './body.ts';
-import { httpOutput, sendRpcHttp, toRpcHttp } from './convert.ts';
+import { httpOutput, httpOutputName, sendRpcHttp, toRpcHttp } from './convert.ts';
 import { type CompiledRoute, comparePrecedence, compileRoute, matchRoute } from './routes.ts';
 import { serveStreaming } from './stream.ts';
 
@@ -16,6 +16,8 @@ const REASON = 'This function was programmatically called via the host APIs.';
 interface HttpRoute {
   fn: RegisteredFunction;
   bindingName: string;
+  /** The binding the HTTP response comes from (usually `$return`); none answers 200 with no body. */
+  outputName: string | undefined;
   route: CompiledRoute;
   /** Upper-case methods; undefined accepts every method. */
   methods: Set<string> | undefined;
@@ -38,6 +40,14 @@ async function functionBody(host: Host, req: IncomingMessage): Promise<{ body: B
   const read = await readAtMost(req, limit + 1);
   if (read.body.length > MAX_REQUEST_BYTES) throw new BodyTooLargeError(MAX_REQUEST_BYTES);
   return read;
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 /**
@@ -68,6 +78,7 @@ export function httpRoutes(host: Host): HttpRoute[] {
     routes.push({
       fn,
       bindingName: trigger.name,
+      outputName: httpOutputName(fn),
       route: compileRoute([host.config.routePrefix, route.replace(/^\/+/, '')].filter(Boolean).join('/')),
       methods: methods?.length ? new Set(methods) : undefined,
       authLevel: level,
@@ -95,13 +106,7 @@ export async function serveFunction(
   const segments = url.pathname
     .split('/')
     .filter((segment) => segment !== '')
-    .map((segment) => {
-      try {
-        return decodeURIComponent(segment);
-      } catch {
-        return segment;
-      }
-    });
+    .map((segment) => (segment.includes('%') ? decodeSegment(segment) : segment));
   const method = req.method ?? 'GET';
   let found: { route: HttpRoute; params: Record<string, string> } | undefined;
   for (const route of routes) {
@@ -136,6 +141,6 @@ export async function serveFunction(
     res.writeHead(500, { 'content-length': 0 }).end();
     return true;
   }
-  sendRpcHttp(res, httpOutput(route.fn, outcome.response), method === 'HEAD');
+  sendRpcHttp(res, httpOutput(route.outputName, outcome.response), method === 'HEAD');
   return true;
 }
