@@ -20,7 +20,7 @@ it('refuses the webApp identity (no Cosmos role) with the RBAC 403', async () =>
   expect(error.code).toBe(403);
   expect(error.body.code).toBe('Forbidden');
   expect(error.body.message.split('\r\n')[0]).toBe(
-    `Request blocked by Auth localhost : Request is blocked because principal [${principal}] does not have required RBAC permissions to perform action [Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers/items/read] on resource [/dbs/TasksDB/colls/Tasks/docs/x]. Learn more: https://aka.ms/cosmos-native-rbac.`,
+    `Request blocked by Auth taskstack-cosmos : Request is blocked because principal [${principal}] does not have required RBAC permissions to perform action [Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers/items/read] on resource [/dbs/TasksDB/colls/Tasks/docs/x]. Learn more: https://aka.ms/cosmos-native-rbac.`,
   );
   expect(error.headers['x-ms-substatus']).toBe('5301');
 });

@@ -31,7 +31,7 @@ describe('Entra ID (RBAC) authorization: the functionApp identity, Data Contribu
     expect(error.code).toBe(403);
     const [text, tail] = error.body.message.split('\r\n');
     expect(text).toBe(
-      'Request blocked by Auth localhost : The given request [POST /dbs] cannot be authorized by AAD token in data plane. Learn more: https://aka.ms/cosmos-native-rbac.',
+      'Request blocked by Auth taskstack-cosmos : The given request [POST /dbs] cannot be authorized by AAD token in data plane. Learn more: https://aka.ms/cosmos-native-rbac.',
     );
     expect(tail).toMatch(/^ActivityId: [0-9a-f-]{36}, Microsoft\.Azure\.Documents\.Common\/2\.14\.0$/);
   });

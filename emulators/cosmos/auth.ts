@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, type KeyObject, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { errors } from './errors.ts';
 
@@ -12,11 +12,14 @@ export interface Target {
 
 /** Parses a request path; undefined when it cannot be decoded. The SDK sometimes doubles the first slash. */
 export function parseTarget(pathname: string): Target | undefined {
-  let segments: string[];
-  try {
-    segments = pathname.split('/').filter(Boolean).map(decodeURIComponent);
-  } catch {
-    return undefined;
+  let segments = pathname.split('/').filter(Boolean);
+  // Most paths have nothing escaped: decoding is only needed when there is a '%'.
+  if (pathname.includes('%')) {
+    try {
+      segments = segments.map(decodeURIComponent);
+    } catch {
+      return undefined;
+    }
   }
   // A feed (`dbs/db1/colls`) is signed with its parent's link; a resource (`dbs/db1`) with its own.
   const feed = segments.length % 2 === 1;
@@ -37,7 +40,7 @@ export function checkAuthorization(
   headers: IncomingHttpHeaders,
   verb: string,
   target: Target,
-  masterKey: Buffer,
+  masterKey: KeyObject,
 ): Credential {
   const header = headers.authorization;
   if (!header) throw errors.missingAuthorization();

@@ -138,4 +138,24 @@ describe('persistence', () => {
     expect((await after.items.readAll().fetchAll()).resources).toHaveLength(21);
     crashed.remove();
   });
+
+  it('does not let a torn line alone in the log swallow the next write', async () => {
+    const data = testDataDir();
+    cosmos = await startCosmos({ dataDir: data.dir });
+    await (await tasks(cosmos)).items.create({ id: 'a', owner: 'ann' });
+    // Stopping folds the log into the snapshot; then a kill tears the first record of the new log.
+    await cosmos.close();
+    appendFileSync(join(data.dir, 'state', 'log.jsonl'), '{"t":"put","db":"TestDB","coll":"Tas');
+    cosmos = await startCosmos({ dataDir: data.dir });
+    await (await tasks(cosmos)).items.create({ id: 'b', owner: 'ann' });
+    // What the disk holds if the process were killed now (a clean stop would snapshot 'b').
+    const crashed = testDataDir();
+    cpSync(data.dir, crashed.dir, { recursive: true });
+    await cosmos.close();
+    data.remove();
+    cosmos = await startCosmos({ dataDir: crashed.dir });
+    const { resources } = await (await tasks(cosmos)).items.readAll().fetchAll();
+    expect(resources.map((r) => r.id).sort()).toEqual(['a', 'b']);
+    crashed.remove();
+  });
 });

@@ -31,13 +31,21 @@ describe('databases and containers', () => {
   });
 
   it('keeps clients on the address they were given when endpoint discovery is on', async () => {
-    // The account id 'localhost' tells the SDK this is an emulator: it then ignores the location list.
+    // The account lists one location: the address the client came by, which the SDK then caches.
     for (const endpoint of [cosmos.endpoint, cosmos.endpoint.replace('127.0.0.1', 'localhost')]) {
       const client = cosmos.client({ endpoint, connectionPolicy: { enableEndpointDiscovery: true } });
-      expect((await client.getDatabaseAccount()).resource?.consistencyPolicy).toBe('Session');
+      const account = (await client.getDatabaseAccount()).resource;
+      expect(account?.consistencyPolicy).toBe('Session');
+      expect(account?.writableLocations).toEqual([
+        { name: 'South Central US', databaseAccountEndpoint: endpoint },
+      ]);
+      expect(account?.readableLocations).toEqual(account?.writableLocations);
       expect(await client.getWriteEndpoint()).toBe(endpoint);
       expect(await client.getReadEndpoint()).toBe(endpoint);
       expect((await client.database('TestDB').read()).statusCode).toBe(200);
+      // As against Azure, the SDK keeps the locations it read: no account lookup before each request.
+      const again = await client.database('TestDB').read();
+      expect(again.diagnostics.clientSideRequestStatistics.metadataDiagnostics.metadataLookups).toEqual([]);
     }
   });
 

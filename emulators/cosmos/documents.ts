@@ -99,7 +99,7 @@ export const document = {
     const { item } = target.write('replace', body, requiredPartitionKey(request), options);
     return commit(target, service, itemReply(item, 200));
   },
-  async delete(request: CosmosRequest, service: Service): Promise<Reply> {
+  delete(request: CosmosRequest, service: Service): Reply {
     const target = container(request, service);
     target.delete(requiredPartitionKey(request), id(request, DOC), header(request, 'if-match'));
     return commit(target, service, { status: 204 });

@@ -4,21 +4,40 @@
  * authorization, kept in memory or in an append-only log under the state directory. The databases and
  * containers the topology declares are created at start when missing.
  */
+import { createSecretKey } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { get } from 'node:https';
 import { z } from 'zod';
 import { defineEmulator, type EmulatorContext } from '../core/emulator.ts';
 import { close, LOOPBACK, listen } from '../core/http.ts';
-import { createTokenVerifier, TokenError } from '../identity/verify.ts';
+import { createTokenVerifier, TokenError, type TokenVerifier } from '../identity/verify.ts';
 import { Account } from './account.ts';
 import { type Credential, requiredAction, roleAllows, type Target } from './auth.ts';
 import { errors } from './errors.ts';
 import { provision } from './provision.ts';
+import { ACCOUNT } from './resources.ts';
 import { createCosmosServer } from './server.ts';
 import { fileStore, memoryStore } from './store.ts';
 
-/** The account name Cosmos puts in its RBAC messages (the official emulator's is also "localhost"). */
-const ACCOUNT = 'localhost';
+/** Past this many distinct live tokens the cache starts over (a client reuses one token for an hour). */
+const MAX_CACHED_TOKENS = 1000;
+
+/**
+ * The principal of a token, verified once and then remembered by the token's text until its `exp`:
+ * every request of a client carries the same token, and a signature check costs more than the request.
+ */
+function verifiedTokens(verifier: TokenVerifier, audiences: string[]) {
+  const verified = new Map<string, { principalId: string; expiresOn: number }>();
+  return async (token: string): Promise<string> => {
+    const known = verified.get(token);
+    if (known && Date.now() < known.expiresOn) return known.principalId;
+    verified.delete(token);
+    const caller = await verifier.verify(token, audiences);
+    if (verified.size >= MAX_CACHED_TOKENS) verified.clear();
+    verified.set(token, { principalId: caller.principalId, expiresOn: caller.expiresOn });
+    return caller.principalId;
+  };
+}
 
 /**
  * Entra ID callers: the token must be for this account (or the global Cosmos audience) and its
@@ -26,7 +45,10 @@ const ACCOUNT = 'localhost';
  * to tokens whatever the role, as Cosmos does: they are created with the key (README.md here).
  */
 function rbac(context: EmulatorContext, options: { issuer: string; jwksUri: string }, audiences: string[]) {
-  const verifier = createTokenVerifier({ issuer: options.issuer, jwksUri: options.jwksUri });
+  const principalOf = verifiedTokens(
+    createTokenVerifier({ issuer: options.issuer, jwksUri: options.jwksUri }),
+    audiences,
+  );
   const { identities } = context.secrets;
   const rolesOf = (principalId: string) =>
     context.topology.cosmos.roleAssignments
@@ -36,7 +58,7 @@ function rbac(context: EmulatorContext, options: { issuer: string; jwksUri: stri
     if (credential.type === 'master') return;
     let principalId: string;
     try {
-      ({ principalId } = await verifier.verify(credential.token, audiences));
+      principalId = await principalOf(credential.token);
     } catch (error) {
       if (error instanceof TokenError) throw errors.badToken();
       throw error;
@@ -63,11 +85,12 @@ export default defineEmulator({
     const store = context.stateDir
       ? fileStore(context.stateDir, () => account.dump(), context.log)
       : memoryStore();
-    if (store.snapshot) account.load(store.snapshot);
-    for (const record of store.records) account.apply(record);
-    if (store.records.length > 0) await store.compact();
+    const saved = store.load();
+    if (saved.snapshot) account.load(saved.snapshot);
+    for (const record of saved.records) account.apply(record);
+    if (saved.records.length > 0) store.compact();
     const provisioned = provision(account, context.topology.cosmos.databases);
-    await store.append(provisioned.records);
+    store.append(provisioned.records);
     if (provisioned.created.length > 0)
       context.log(`created from the topology: ${provisioned.created.join(', ')}`);
 
@@ -76,7 +99,7 @@ export default defineEmulator({
     const server = createCosmosServer({
       tls: context.tls,
       service,
-      masterKey: Buffer.from(context.secrets.cosmosKey, 'base64'),
+      masterKey: createSecretKey(Buffer.from(context.secrets.cosmosKey, 'base64')),
       authorize: (credential, req, target) => authorize(credential, req, target),
       log: context.log,
     });
@@ -105,7 +128,7 @@ export default defineEmulator({
       },
       async stop() {
         await close(server);
-        await store.close();
+        store.close();
       },
       actions: {
         /** Writes the state as a snapshot now (the log is folded in). */

@@ -61,15 +61,30 @@ export async function listOrQuery(
   return feed(name, rid, result, next);
 }
 
-/** The database account: the SDK reads it first and sends later requests to its listed locations. */
-export const readAccount: Handler = (_request, { endpoint }) => {
-  const location = { name: 'South Central US', databaseAccountEndpoint: endpoint };
+/**
+ * The account's name: its `id`, and the name Cosmos puts in its RBAC messages. Not "localhost" (the
+ * official emulator's), for which the SDK ignores the location list and reads the account before every
+ * request; Azure's accounts have their own name and the SDK caches their locations.
+ */
+export const ACCOUNT = 'taskstack-cosmos';
+
+/** A Host header fit to be put back into a URL. */
+const HOST = /^[\w.:[\]-]+$/;
+
+/**
+ * The database account: the SDK reads it first and sends later requests to its listed locations. The one
+ * location is the address the client came by (its Host header: 127.0.0.1 or localhost), so it stays there.
+ */
+export const readAccount: Handler = ({ headers }, { endpoint }) => {
+  const host = headers.host;
+  const address = host && HOST.test(host) ? `https://${host}/` : endpoint;
+  const location = { name: 'South Central US', databaseAccountEndpoint: address };
   return {
     status: 200,
     body: {
       _self: '',
-      id: 'localhost',
-      _rid: 'localhost',
+      id: ACCOUNT,
+      _rid: ACCOUNT,
       media: '//media/',
       addresses: '//addresses/',
       _dbs: '//dbs/',
@@ -126,12 +141,12 @@ export const databases = {
     ),
   async create(request: CosmosRequest, { account, store }: Service): Promise<Reply> {
     const { resource, records } = account.createDatabase(await request.body());
-    await store.append(records);
+    store.append(records);
     return ok(resource, 201);
   },
   read: (request: CosmosRequest, { account }: Service) => ok(account.database(id(request, DB)).resource),
-  async delete(request: CosmosRequest, { account, store }: Service): Promise<Reply> {
-    await store.append(account.deleteDatabase(id(request, DB)));
+  delete(request: CosmosRequest, { account, store }: Service): Reply {
+    store.append(account.deleteDatabase(id(request, DB)));
     return { status: 204 };
   },
 };
@@ -144,7 +159,7 @@ export const containers = {
   },
   async create(request: CosmosRequest, { account, store }: Service): Promise<Reply> {
     const { resource, records } = account.createContainer(id(request, DB), await request.body());
-    await store.append(records);
+    store.append(records);
     return ok(resource, 201);
   },
   read: (request: CosmosRequest, { account }: Service) =>
@@ -155,11 +170,11 @@ export const containers = {
       id(request, COLL),
       await request.body(),
     );
-    await store.append(records);
+    store.append(records);
     return ok(resource);
   },
-  async delete(request: CosmosRequest, { account, store }: Service): Promise<Reply> {
-    await store.append(account.deleteContainer(id(request, DB), id(request, COLL)));
+  delete(request: CosmosRequest, { account, store }: Service): Reply {
+    store.append(account.deleteContainer(id(request, DB), id(request, COLL)));
     return { status: 204 };
   },
   /** One partition key range covering the whole hash space: every document lives in range "0". */
@@ -200,7 +215,7 @@ export function requiredPartitionKey(request: CosmosRequest): string {
 }
 
 /** Persists the container's writes, then answers: a client never sees a write that could still be lost. */
-export async function commit(target: Container, { store }: Service, reply: Reply): Promise<Reply> {
-  await store.append(target.takeRecords());
+export function commit(target: Container, { store }: Service, reply: Reply): Reply {
+  store.append(target.takeRecords());
   return reply;
 }

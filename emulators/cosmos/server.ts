@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { type KeyObject, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server } from 'node:https';
 import type { TlsMaterial } from '../core/ca.ts';
@@ -57,7 +57,8 @@ export interface CosmosServerOptions {
   service: Service;
   /** Checks the request's credential (master key done; AAD tokens verified here), given the address. */
   authorize(credential: Credential, req: IncomingMessage, target: Target): Promise<void>;
-  masterKey: Buffer;
+  /** A KeyObject: HMAC with it skips importing the key on every request. */
+  masterKey: KeyObject;
   log(line: string): void;
 }
 
