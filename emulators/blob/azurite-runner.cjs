@@ -3,4 +3,17 @@
 // The channel is unref'd so that it does not by itself keep Azurite alive after a normal shutdown.
 process.channel?.unref();
 process.on('disconnect', () => process.kill(process.pid, 'SIGTERM'));
+
+// Azurite's own fix for point lookups (Azure/Azurite#2588, released in 3.36, which needs Node ≥ 21),
+// applied to the 3.35 this stack runs on Node 20: LokiJS uses an index for the first property of a
+// query only, and 3.35 puts `accountName` (the same for every blob) first, so each read or write of one
+// blob scanned every blob of the account. As 3.36 does, a point lookup now starts with the selective
+// `name` (or, for blocks without one, `blobName`); the documents found are the same.
+const { Collection } = require('lokijs');
+const findOne = Collection.prototype.findOne;
+Collection.prototype.findOne = function (query) {
+  const first = query && ('name' in query ? 'name' : 'blobName' in query ? 'blobName' : undefined);
+  return findOne.call(this, first ? { [first]: query[first], ...query } : query);
+};
+
 require('azurite/dist/src/blob/main.js');

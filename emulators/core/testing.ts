@@ -78,6 +78,8 @@ export function rawGet(
 /** A component started exactly as the launcher starts it: its own process, driven over core/ipc.ts. */
 export interface ComponentUnderTest {
   readonly endpoints: Record<string, string>;
+  /** The component process's id (for benchmarks that read its CPU and memory). */
+  readonly pid: number | undefined;
   /** The component's console lines so far (all of its processes). */
   readonly output: string[];
   action(name: string, input?: unknown): Promise<unknown>;
@@ -133,6 +135,9 @@ export async function startComponent(
   return {
     get endpoints() {
       return component.endpoints;
+    },
+    get pid() {
+      return component.pid;
     },
     output,
     action: (action, input) => component.request({ type: 'action', action, input }),

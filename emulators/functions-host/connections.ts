@@ -2,7 +2,7 @@
 import { createRequire } from 'node:module';
 import type { CosmosClient } from '@azure/cosmos';
 import type { DefaultAzureCredential } from '@azure/identity';
-import { type BlobClient, BlobServiceClient } from '@azure/storage-blob';
+import { type BlobClient, type BlobDownloadResponseParsed, BlobServiceClient } from '@azure/storage-blob';
 
 export type Settings = Record<string, string | undefined>;
 
@@ -113,12 +113,16 @@ export function resolveSettingReferences(value: string, settings: Settings): str
   });
 }
 
-/** A blob's content and ETag from one download (so the two always belong to the same version). */
-export async function downloadBlob(blob: BlobClient): Promise<{ content: Buffer; etag: string }> {
+/**
+ * A blob's content, ETag and properties from one download (so they always belong to the same version).
+ */
+export async function downloadBlob(
+  blob: BlobClient,
+): Promise<{ content: Buffer; etag: string; properties: BlobDownloadResponseParsed }> {
   const response = await blob.download();
   const chunks: Buffer[] = [];
   for await (const chunk of response.readableStreamBody as AsyncIterable<Buffer>) chunks.push(chunk);
-  return { content: Buffer.concat(chunks), etag: response.etag ?? '' };
+  return { content: Buffer.concat(chunks), etag: response.etag ?? '', properties: response };
 }
 
 /** True when a storage call failed because the blob or container does not exist. */

@@ -1,16 +1,11 @@
 /**
  * blobTrigger by container scan (the runtime's `LogsAndContainerScan` source without the logs part):
- * the container is listed on a short interval; each blob version matching the path pattern runs once,
- * recorded as the runtime does in `azure-webjobs-hosts/blobreceipts/<hostId>/Host.Functions.<name>/<etag>/<container>/<blob>`
- * (metadata `Incomplete=true` while it runs), so a restart never repeats a finished version.
- *
- * Poison handling: the runtime counts tries on a queue message and, past `maxDequeueCount` (5), moves it
- * to the `webjobs-blobtrigger-poison` queue. Azurite runs only the blob service here, so the count is
- * kept in the receipt's metadata (`Tries`) and the poison message — the runtime's JSON — is written as a
- * blob in a `webjobs-blobtrigger-poison` container; the receipt is then completed.
+ * sweeps of the container (`blob-scan.ts`) find the blob versions written since the latest scan; each
+ * matching version runs once, as the runtime's blob trigger queue runs them, up to `BATCH_SIZE` at a
+ * time, recorded by a receipt (`blob-receipts.ts`) so that a restart never repeats a finished version.
+ * A failed run is tried again after the next sweep, up to `maxDequeueCount` (5) tries, then poisoned.
  */
-import { randomUUID } from 'node:crypto';
-import type { BlobServiceClient, ContainerClient } from '@azure/storage-blob';
+import type { BlobServiceClient } from '@azure/storage-blob';
 import { splitBlobPath } from '../bindings/outputs.ts';
 import { blobService, downloadBlob, isNotFound, resolveSettingReferences } from '../connections.ts';
 import type { RegisteredFunction, RpcTypedData } from '../core-api.ts';
@@ -18,16 +13,21 @@ import type { Host, Listener, TriggerBinding, TriggerKind } from '../host.ts';
 import type { TriggerInput } from '../invoke.ts';
 import { Outage } from '../listeners.ts';
 import { compilePattern } from './blob-path.ts';
+import { type BlobVersion, poison, Receipts } from './blob-receipts.ts';
+import { ContainerScan } from './blob-scan.ts';
 
-/** How often containers are listed for new or changed blobs. */
+/** How often a container is swept when sweeping it is cheap. */
 export const SCAN_INTERVAL_MS = 1000;
-const POISON_CONTAINER = 'webjobs-blobtrigger-poison';
-
-interface BlobVersion {
-  container: string;
-  name: string;
-  etag: string;
-}
+/** The runtime's polling interval: the longest a container waits for its next sweep. */
+const MAX_SCAN_INTERVAL_MS = 10_000;
+/**
+ * The pause after a sweep per blob it listed (within the two bounds above): listing a large container
+ * must not keep the storage, and this host, busy. Counted in blobs rather than timed, so that a busy
+ * machine does not slow the sweeps of small containers.
+ */
+const PAUSE_PER_BLOB_MS = 2;
+/** How many blobs run at once: the runtime's blob trigger queue takes `queues.batchSize` (16) at a time. */
+const BATCH_SIZE = 16;
 
 /** ETags as HTTP headers carry them (and receipts are named): quoted. Listings give them bare. */
 const quoted = (etag: string) => (etag.startsWith('"') ? etag : `"${etag}"`);
@@ -44,9 +44,8 @@ async function blobInput(
   reason: string,
 ): Promise<{ input: TriggerInput; etag: string }> {
   const client = service.getContainerClient(version.container).getBlobClient(version.name);
-  const { content, etag: raw } = await downloadBlob(client);
+  const { content, etag: raw, properties } = await downloadBlob(client);
   const etag = quoted(raw);
-  const properties = await client.getProperties();
   const metadata = {
     BlobTrigger: `${version.container}/${version.name}`,
     Uri: client.url,
@@ -75,40 +74,12 @@ async function blobInput(
   return { input, etag };
 }
 
-class Receipts {
-  readonly #container: ContainerClient;
-  #created: Promise<unknown> | undefined;
-
-  constructor(host: Host, fn: RegisteredFunction) {
-    this.#container = blobService(host.settings, undefined).getContainerClient('azure-webjobs-hosts');
-    this.prefix = `blobreceipts/${host.hostId}/Host.Functions.${fn.name}/`;
-  }
-
-  readonly prefix: string;
-
-  blob(version: BlobVersion) {
-    return this.#container.getBlockBlobClient(
-      `${this.prefix}${version.etag}/${version.container}/${version.name}`,
-    );
-  }
-
-  /** The receipt's state: undefined when there is none. */
-  async read(version: BlobVersion): Promise<{ complete: boolean; tries: number } | undefined> {
-    try {
-      const { metadata = {} } = await this.blob(version).getProperties();
-      return { complete: metadata.incomplete !== 'true', tries: Number(metadata.tries ?? 0) };
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
-  }
-
-  async write(version: BlobVersion, metadata: Record<string, string>): Promise<void> {
-    this.#created ??= this.#container.createIfNotExists();
-    await this.#created;
-    await this.blob(version).upload('', 0, { metadata });
-  }
+interface Found extends BlobVersion {
+  lastModified: number;
+  params: Record<string, string>;
 }
+
+const keyOf = (version: { etag: string; name: string }) => `${version.etag}/${version.name}`;
 
 async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBinding): Promise<Listener> {
   const path = resolveSettingReferences(String(trigger.path ?? ''), host.settings);
@@ -118,18 +89,37 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   const containerClient = service.getContainerClient(container);
   await containerClient.createIfNotExists(); // the listener creates a missing container, as the runtime does
   const receipts = new Receipts(host, fn);
-  const finished = new Set<string>();
+  const scan = new ContainerScan(
+    blobService(host.settings, undefined),
+    containerClient,
+    host.hostId,
+    match.prefix,
+  );
+  await scan.load();
 
+  /** Versions found and not yet finished: waiting to run, running, or failed and due again. */
+  const unfinished = new Map<string, Found>();
+  /** Versions found at or after the latest scan (later sweeps list them again), finished or not. */
+  const seen = new Map<string, number>();
+  const waiting = new Map<string, Found>();
+  const failed: Found[] = [];
+  let running = 0;
   let stopped = false;
-  const handle = async (version: BlobVersion, params: Record<string, string>) => {
-    const receipt = await receipts.read(version);
-    if (receipt?.complete) return finished.add(`${version.etag}/${version.name}`);
-    const tries = (receipt?.tries ?? 0) + 1;
-    await receipts.write(version, { Incomplete: 'true', Tries: String(tries - 1) });
+  let drained: (() => void) | undefined;
+
+  /** Runs one version; answers whether it is finished (ran, poisoned, or gone) rather than due again. */
+  const run = async (version: Found): Promise<boolean> => {
+    const receipt = await receipts.claim(version);
+    if (receipt.complete) return true;
+    const tries = receipt.tries + 1;
     const reason = `New blob detected(LogsAndContainerScan): ${container}/${version.name}`;
-    const { input, etag } = await blobInput(service, trigger, version, params, reason);
-    if (etag !== version.etag) return; // changed since listing: the next scan sees the new version
-    const outcome = await host.invoker.invoke(fn, input);
+    const read = await blobInput(service, trigger, version, version.params, reason).catch((error) => {
+      if (isNotFound(error)) return undefined; // deleted since listing: nothing to run, as in the runtime
+      throw error;
+    });
+    // Changed since listing: that new version is found by a sweep of its own.
+    if (read?.etag !== version.etag) return true;
+    const outcome = await host.invoker.invoke(fn, read.input);
     if (outcome.succeeded) {
       await receipts.write(version, {});
     } else if (tries >= host.config.maxDequeueCount) {
@@ -137,28 +127,60 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
       await receipts.write(version, { Poisoned: 'true' });
     } else {
       await receipts.write(version, { Incomplete: 'true', Tries: String(tries) });
-      return;
+      return false;
     }
-    finished.add(`${version.etag}/${version.name}`);
+    return true;
   };
 
-  const scan = async () => {
-    for await (const item of containerClient.listBlobsFlat({ prefix: match.prefix })) {
-      if (stopped) return;
-      const params = match.match(item.name);
-      const etag = quoted(item.properties.etag ?? '');
-      if (!params || finished.has(`${etag}/${item.name}`)) continue;
-      // One blob's failure to be read or recorded must not hold up the others; it is retried next scan.
-      await handle({ container, name: item.name, etag }, params).catch((error: Error) =>
-        host.logs.host(
-          'error',
-          `blob trigger 'Functions.${fn.name}' on ${container}/${item.name}: ${error.message}`,
-        ),
-      );
+  const pump = () => {
+    for (const [key, version] of waiting) {
+      if (stopped || running >= BATCH_SIZE) return;
+      waiting.delete(key);
+      running++;
+      // One blob's failure to be read or recorded must not hold up the others; it is tried again.
+      run(version)
+        .catch((error: Error) => {
+          host.logs.host(
+            'error',
+            `blob trigger 'Functions.${fn.name}' on ${container}/${version.name}: ${error.message}`,
+          );
+          return false;
+        })
+        .then((finished) => {
+          if (finished) unfinished.delete(key);
+          else failed.push(version);
+          running--;
+          if (running === 0) drained?.();
+          pump();
+        });
     }
   };
 
-  // A failed scan (storage down or restarting) is logged and retried with backoff; the receipts say
+  const sweep = async () => {
+    const listed = await scan.sweep(
+      (blob) => {
+        const key = keyOf(blob);
+        const params = seen.has(key) ? undefined : match.match(blob.name);
+        if (!params) return;
+        const version = { container, ...blob, params };
+        seen.set(key, blob.lastModified);
+        unfinished.set(key, version);
+        waiting.set(key, version);
+      },
+      () => stopped,
+    );
+    for (const version of failed.splice(0)) waiting.set(keyOf(version), version);
+    pump();
+    // What the latest scan has passed is never listed as new again: forget it, so memory stays flat.
+    for (const [key, lastModified] of seen)
+      if (lastModified < scan.latestScan && !unfinished.has(key)) seen.delete(key);
+    let oldest = Number.POSITIVE_INFINITY;
+    for (const version of unfinished.values()) oldest = Math.min(oldest, version.lastModified);
+    await scan.save(oldest);
+    return listed;
+  };
+
+  // A failed sweep (storage down or restarting) is logged and retried with backoff; the receipts say
   // what already ran, so nothing is lost or run twice when it is back.
   const outage = new Outage({
     down: (error, failures, retryInMs) =>
@@ -172,12 +194,16 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
         `blob scan for 'Functions.${fn.name}' succeeded again after ${failures} failed scan(s)`,
       ),
   });
-  let scanning: Promise<void> = Promise.resolve();
+  let sweeping: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
   const tick = () => {
     let delay = SCAN_INTERVAL_MS;
-    scanning = scan()
+    sweeping = sweep()
       .then(
-        () => outage.recovered(),
+        (listed) => {
+          outage.recovered();
+          delay = Math.min(MAX_SCAN_INTERVAL_MS, Math.max(SCAN_INTERVAL_MS, listed * PAUSE_PER_BLOB_MS));
+        },
         (error: Error) => {
           delay = outage.failed(error);
         },
@@ -186,35 +212,18 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
         if (!stopped) timer = setTimeout(tick, delay);
       });
   };
-  let timer: NodeJS.Timeout | undefined;
   tick();
   return {
     async stop() {
       stopped = true;
       clearTimeout(timer);
-      await scanning;
+      await sweeping;
+      if (running > 0)
+        await new Promise<void>((resolve) => {
+          drained = resolve;
+        });
     },
   };
-}
-
-async function poison(host: Host, fn: RegisteredFunction, version: BlobVersion) {
-  const message = JSON.stringify({
-    Type: 'BlobTrigger',
-    FunctionId: `Host.Functions.${fn.name}`,
-    BlobType: 'BlockBlob',
-    ContainerName: version.container,
-    BlobName: version.name,
-    ETag: version.etag,
-  });
-  const container = blobService(host.settings, undefined).getContainerClient(POISON_CONTAINER);
-  await container.createIfNotExists();
-  await container.getBlockBlobClient(randomUUID()).upload(message, Buffer.byteLength(message));
-  host.logs.invocation(
-    fn.name,
-    '',
-    'error',
-    `Message has reached MaxDequeueCount of ${host.config.maxDequeueCount}. Moving message to '${POISON_CONTAINER}': ${version.container}/${version.name}`,
-  );
 }
 
 export const blobTrigger: TriggerKind = {

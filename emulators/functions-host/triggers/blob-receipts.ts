@@ -1,0 +1,97 @@
+/**
+ * Blob receipts, as the runtime keeps them: one blob per function and blob version,
+ * `azure-webjobs-hosts/blobreceipts/<hostId>/Host.Functions.<name>/<etag>/<container>/<blob>`, with
+ * metadata `Incomplete=true` until the version has run. The runtime counts tries on a queue message;
+ * Azurite runs only the blob service here, so the count is kept in the receipt's metadata (`Tries`),
+ * and the runtime's poison message is written as a blob in a `webjobs-blobtrigger-poison` container.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ContainerClient } from '@azure/storage-blob';
+import { blobService, isNotFound } from '../connections.ts';
+import type { RegisteredFunction } from '../core-api.ts';
+import type { Host } from '../host.ts';
+
+export const HOSTS_CONTAINER = 'azure-webjobs-hosts';
+const POISON_CONTAINER = 'webjobs-blobtrigger-poison';
+
+export interface BlobVersion {
+  container: string;
+  name: string;
+  /** Quoted, as HTTP headers carry it and receipts are named. */
+  etag: string;
+}
+
+export interface ReceiptState {
+  complete: boolean;
+  /** Failed tries so far. */
+  tries: number;
+}
+
+const isConflict = (error: unknown) => (error as { statusCode?: number }).statusCode === 409;
+
+export class Receipts {
+  readonly #container: ContainerClient;
+  readonly #prefix: string;
+  #created: Promise<unknown> | undefined;
+
+  constructor(host: Host, fn: RegisteredFunction) {
+    this.#container = blobService(host.settings, undefined).getContainerClient(HOSTS_CONTAINER);
+    this.#prefix = `blobreceipts/${host.hostId}/Host.Functions.${fn.name}/`;
+  }
+
+  #blob(version: BlobVersion) {
+    return this.#container.getBlockBlobClient(
+      `${this.#prefix}${version.etag}/${version.container}/${version.name}`,
+    );
+  }
+
+  /**
+   * Creates the incomplete receipt unless one exists (the runtime's TryCreate, If-None-Match: *), and
+   * answers the state found: a new version costs one request.
+   */
+  async claim(version: BlobVersion): Promise<ReceiptState> {
+    this.#created ??= this.#container.createIfNotExists();
+    await this.#created;
+    try {
+      await this.#blob(version).upload('', 0, {
+        metadata: { Incomplete: 'true', Tries: '0' },
+        conditions: { ifNoneMatch: '*' },
+      });
+      return { complete: false, tries: 0 };
+    } catch (error) {
+      if (!isConflict(error)) throw error;
+    }
+    try {
+      const { metadata = {} } = await this.#blob(version).getProperties();
+      return { complete: metadata.incomplete !== 'true', tries: Number(metadata.tries ?? 0) };
+    } catch (error) {
+      // Deleted between the two calls: claim it again on the next try.
+      if (isNotFound(error)) return { complete: false, tries: 0 };
+      throw error;
+    }
+  }
+
+  async write(version: BlobVersion, metadata: Record<string, string>): Promise<void> {
+    await this.#blob(version).upload('', 0, { metadata });
+  }
+}
+
+export async function poison(host: Host, fn: RegisteredFunction, version: BlobVersion) {
+  const message = JSON.stringify({
+    Type: 'BlobTrigger',
+    FunctionId: `Host.Functions.${fn.name}`,
+    BlobType: 'BlockBlob',
+    ContainerName: version.container,
+    BlobName: version.name,
+    ETag: version.etag,
+  });
+  const container = blobService(host.settings, undefined).getContainerClient(POISON_CONTAINER);
+  await container.createIfNotExists();
+  await container.getBlockBlobClient(randomUUID()).upload(message, Buffer.byteLength(message));
+  host.logs.invocation(
+    fn.name,
+    '',
+    'error',
+    `Message has reached MaxDequeueCount of ${host.config.maxDequeueCount}. Moving message to '${POISON_CONTAINER}': ${version.container}/${version.name}`,
+  );
+}
