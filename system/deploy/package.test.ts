@@ -1,9 +1,12 @@
+import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
 import { unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadApps, repositoryRoot } from '../../emulators/core/apps.ts';
-import { testDataDir } from '../../emulators/core/testing.ts';
+import { testDataDir, waitFor } from '../../emulators/core/testing.ts';
 import { packageApim, packageApps } from './package.ts';
 
 const apps = loadApps();
@@ -69,7 +72,72 @@ describe('npm run package', () => {
       expect(unresolved(files)).toEqual([]);
       for (const tool of ['vitest', 'typescript', '@biomejs/biome', 'azurite', 'testcontainers'])
         expect(files[`node_modules/${tool}/package.json`], tool).toBeUndefined();
+      // What the app only builds with (the SDKs its build bundles, the build tools) is not shipped.
+      for (const bundled of Object.keys(manifest.devDependencies ?? {}))
+        expect(files[`node_modules/${bundled}/package.json`], bundled).toBeUndefined();
     });
+
+  it('runs the function app from the staged files alone: every function registers with the worker', async () => {
+    // As the Node worker loads an app: `@azure/functions-core` through a require hook, then each entry
+    // point by import(). The stage lies outside the repository: nothing resolves from the repository's
+    // node_modules, only from the stage's own.
+    const worker = `
+      import Module from 'node:module';
+      import { readdirSync } from 'node:fs';
+      const names = [];
+      const core = {
+        setProgrammingModel() {},
+        registerFunction: (metadata) => (names.push(metadata.name), { dispose() {} }),
+        registerHook: () => ({ dispose() {} }),
+        log() {},
+      };
+      const require = Module.prototype.require;
+      Module.prototype.require = function (id) {
+        return id === '@azure/functions-core' ? core : require.apply(this, arguments);
+      };
+      for (const file of readdirSync('dist/functions').filter((file) => file.endsWith('.js')))
+        await import('./dist/functions/' + file);
+      console.log(JSON.stringify(names));
+    `;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', worker], {
+      cwd: join(data.dir, 'functions'),
+    });
+    const sources = readdirSync(join(repositoryRoot, 'system/functions/src/functions'));
+    expect(JSON.parse(stdout).sort()).toEqual(sources.map((file) => file.replace(/\.ts$/, '')).sort());
+  });
+
+  it('runs the web app from the staged files alone: it starts and renders a page', async () => {
+    const server = createServer().listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const { port } = server.address() as { port: number };
+    await new Promise((resolve) => server.close(resolve));
+    const env = {
+      PATH: process.env.PATH,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      WebAppVariant: 'A',
+      StreamHubConnection:
+        'Endpoint=sb://127.0.0.1;SharedAccessKeyName=k;SharedAccessKey=k;UseDevelopmentEmulator=true',
+    };
+    const app = spawn(process.execPath, ['dist/server.js'], { cwd: join(data.dir, 'web'), env });
+    let output = '';
+    for (const stream of [app.stdout, app.stderr])
+      stream.on('data', (chunk) => {
+        output += chunk;
+      });
+    try {
+      await waitFor(
+        'the staged web app to listen',
+        () => output.includes('listening') || app.exitCode !== null,
+      );
+      expect(output).toContain(`listening on port ${port}`);
+      const page = await fetch(`http://127.0.0.1:${port}/`); // rendered by pug, loaded from the stage
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('<html');
+    } finally {
+      app.kill();
+    }
+  });
 
   it('builds a folder two apps share once, and gives each app its own zip of the same files', async () => {
     // A folder whose build leaves a line in a log each time it runs.

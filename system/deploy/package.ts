@@ -4,7 +4,9 @@
  * `az functionapp deployment source config-zip` / `az webapp deploy --type zip` take: the app folder's
  * deployable files at the root (host.json, package.json, dist/, views/ …) and node_modules holding the
  * app's production dependencies, copied from the repository's installed node_modules (the same bytes the
- * embedded stack runs). Nothing of the tests, the TypeScript sources or the build is included.
+ * embedded stack runs). Those are what the app's build leaves external (package.json `dependencies`); the
+ * packages it bundles into dist/ (`devDependencies`, see system/build.ts) are not shipped again. Nothing
+ * of the tests, the TypeScript sources or the build is included.
  */
 import {
   cpSync,

@@ -1,14 +1,15 @@
 /**
  * Builds the app as `npm run build` does before `func start`: src/functions/*.ts → dist/functions/*.js
- * (the entry points package.json `main` names), ES modules for Node 20. Modules shared by several
- * functions go to dist/lib/ chunks, so each is loaded once per worker and its cached clients and
- * secrets are shared by all functions. Packages stay external: they are the app's dependencies.
+ * (the entry points package.json `main` names), ES modules for Node 20 with the Azure SDKs bundled in
+ * (system/build.ts). Modules shared by several functions go to dist/lib/ chunks, so each is loaded once
+ * per worker and its cached clients and secrets are shared by all functions. `@azure/functions` stays a
+ * package of its own: the worker hands it `@azure/functions-core` through its require hook.
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { glob } from 'tinyglobby';
-import { writeBuildOutput } from '../build.ts';
+import { bundleOptions, writeBuildOutput } from '../build.ts';
 
 const appDir = fileURLToPath(new URL('.', import.meta.url));
 const distDir = join(appDir, 'dist');
@@ -16,20 +17,12 @@ const distDir = join(appDir, 'dist');
 export async function buildFunctionApp(): Promise<void> {
   const entryPoints = await glob('src/functions/*.ts', { cwd: appDir, absolute: true });
   const { outputFiles } = await build({
-    absWorkingDir: appDir,
+    ...bundleOptions(appDir),
     entryPoints,
     outbase: 'src',
     outdir: 'dist',
     chunkNames: 'lib/[name]-[hash]',
-    bundle: true,
     splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    packages: 'external',
-    sourcemap: true,
-    write: false,
-    logLevel: 'silent',
   });
   await writeBuildOutput(outputFiles, distDir);
 }
