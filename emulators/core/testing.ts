@@ -1,13 +1,9 @@
 /** Helpers for tests that start one emulator in the test's own process, on a free port. */
 import { createHash, X509Certificate } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { PassThrough } from 'node:stream';
-import { ComponentProcess } from '../stack/component.ts';
-import { Console } from '../stack/console.ts';
 import { loadTls, type TlsMaterial } from './ca.ts';
 import { StackClock } from './clock.ts';
 import type { Emulator, EmulatorContext, RunningEmulator } from './emulator.ts';
@@ -73,86 +69,6 @@ export function rawGet(
     req.on('error', reject);
     req.end();
   });
-}
-
-/** A component started exactly as the launcher starts it: its own process, driven over core/ipc.ts. */
-export interface ComponentUnderTest {
-  readonly endpoints: Record<string, string>;
-  /** The component process's id (for benchmarks that read its CPU and memory). */
-  readonly pid: number | undefined;
-  /** The component's console lines so far (all of its processes). */
-  readonly output: string[];
-  action(name: string, input?: unknown): Promise<unknown>;
-  /** Moves the stack clock forward; resolves once the component (if running) has adopted it. */
-  advanceClock(ms: number): Promise<void>;
-  /** Stops it gracefully; the clock may be moved while it is down. */
-  stop(): Promise<void>;
-  /** Starts a new process on the same data directory and clock (after `stop`). */
-  start(): Promise<void>;
-  /** Kills the process with SIGKILL; it comes back by itself, as the launcher restarts crashed components. */
-  kill(): void;
-}
-
-/**
- * Starts component `name` of the registry in a child process (`core/child.ts` under tsx) with the
- * secrets, CA and state of `dataDir`, and waits until it reports ready. For components that run user
- * code: vitest intercepts `require`/`import` in its workers, so running them in the test is fragile.
- */
-export async function startComponent(
-  name: string,
-  options: unknown,
-  dataDir: string,
-  opts: { inMemory?: boolean } = {},
-): Promise<ComponentUnderTest> {
-  const context = await testContext(dataDir, opts);
-  const output: string[] = [];
-  const out = new PassThrough();
-  createInterface({ input: out }).on('line', (line) => output.push(line.replace(/^\S+\s+\| /, '')));
-  mkdirSync(join(dataDir, 'logs'), { recursive: true });
-  const start = {
-    type: 'start' as const,
-    name,
-    emulator: name,
-    options,
-    stateDir: context.stateDir && join(context.stateDir, name),
-    tls: context.tls,
-    secrets: context.secrets,
-    shifts: [...context.clock.shifts],
-  };
-  const launch = async () => {
-    const logPath = join(dataDir, 'logs', `${name}.log`);
-    const process = new ComponentProcess(
-      name,
-      start,
-      globalThis.process.env,
-      logPath,
-      new Console([name], out),
-    );
-    await process.launch();
-    return process;
-  };
-  let component = await launch();
-  return {
-    get endpoints() {
-      return component.endpoints;
-    },
-    get pid() {
-      return component.pid;
-    },
-    output,
-    action: (action, input) => component.request({ type: 'action', action, input }),
-    async advanceClock(ms) {
-      context.clock.advance(ms);
-      await component.setClock(context.clock.shifts);
-    },
-    async stop() {
-      await component.stop();
-    },
-    async start() {
-      component = await launch();
-    },
-    kill: () => process.kill(component.pid ?? 0, 'SIGKILL'),
-  };
 }
 
 /**

@@ -7,8 +7,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { BlobServiceClient } from '@azure/storage-blob';
-import { type ComponentUnderTest, startComponent, testDataDir } from '../core/testing.ts';
-import { descendants } from '../stack/test-support.ts';
+import { testDataDir } from '../core/testing.ts';
+import { type ComponentUnderTest, descendants, startComponent } from '../stack/test-support.ts';
 import { appPath } from './test/helpers.ts';
 
 const IDLE_WINDOW_MS = 5000;

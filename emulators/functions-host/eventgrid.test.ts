@@ -4,13 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StackSecrets } from '../core/secrets.ts';
-import {
-  type ComponentUnderTest,
-  startComponent,
-  testContext,
-  testDataDir,
-  waitFor,
-} from '../core/testing.ts';
+import { testContext, testDataDir, waitFor } from '../core/testing.ts';
+import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
 import { appPath, readLog } from './test/helpers.ts';
 
 const data = testDataDir();

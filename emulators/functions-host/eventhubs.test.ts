@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { EventHubProducerClient } from '@azure/event-hubs';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ComponentUnderTest, startComponent, testDataDir, waitFor } from '../core/testing.ts';
+import { testDataDir, waitFor } from '../core/testing.ts';
+import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
 import { appPath, readLog } from './test/helpers.ts';
 
 const data = testDataDir();

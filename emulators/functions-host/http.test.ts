@@ -3,7 +3,8 @@ import { statSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ComponentUnderTest, testDataDir, waitFor } from '../core/testing.ts';
+import { testDataDir, waitFor } from '../core/testing.ts';
+import type { ComponentUnderTest } from '../stack/test-support.ts';
 import { readLog, sendLarge, startCjsHost } from './test/helpers.ts';
 
 const data = testDataDir();

@@ -3,13 +3,8 @@ import { join } from 'node:path';
 import { type Container, CosmosClient } from '@azure/cosmos';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type ComponentUnderTest,
-  startComponent,
-  testContext,
-  testDataDir,
-  waitFor,
-} from '../core/testing.ts';
+import { testContext, testDataDir, waitFor } from '../core/testing.ts';
+import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
 import { appPath, readLog } from './test/helpers.ts';
 
 /** Never contacted: these tests use the account key, not Entra tokens. */

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StackSecrets } from '../core/secrets.ts';
-import { type ComponentUnderTest, testContext, testDataDir } from '../core/testing.ts';
+import { testContext, testDataDir } from '../core/testing.ts';
+import type { ComponentUnderTest } from '../stack/test-support.ts';
 import { keysCommand } from './cli.ts';
 import { startCjsHost } from './test/helpers.ts';
 

@@ -1,7 +1,8 @@
 /** HTTP streaming apps: requests proxied unbuffered to the app's own proxy, responses streamed back as written. */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ComponentUnderTest, startComponent, testDataDir, waitFor } from '../core/testing.ts';
+import { testDataDir, waitFor } from '../core/testing.ts';
+import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
 import { appPath, readLog } from './test/helpers.ts';
 
 const data = testDataDir();

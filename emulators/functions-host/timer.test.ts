@@ -2,7 +2,8 @@
 import { join } from 'node:path';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ComponentUnderTest, testContext, testDataDir, waitFor } from '../core/testing.ts';
+import { testContext, testDataDir, waitFor } from '../core/testing.ts';
+import type { ComponentUnderTest } from '../stack/test-support.ts';
 import { hostIdOf, readLog, startCjsHostOnBlob } from './test/helpers.ts';
 
 const FIVE_MINUTES = 5 * 60_000;

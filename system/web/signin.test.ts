@@ -13,14 +13,9 @@ import { CosmosClient } from '@azure/cosmos';
 import type { APIResponse, Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EmulatorContext } from '../../emulators/core/emulator.ts';
-import {
-  type ComponentUnderTest,
-  launchChromium,
-  startComponent,
-  testContext,
-  testDataDir,
-} from '../../emulators/core/testing.ts';
+import { launchChromium, testContext, testDataDir } from '../../emulators/core/testing.ts';
 import { type Stack, start } from '../../emulators/stack/launcher.ts';
+import { type ComponentUnderTest, startComponent } from '../../emulators/stack/test-support.ts';
 import { freePort } from '../functions/test-support.ts';
 import { STORE_UNAVAILABLE } from './src/cosmos-store.ts';
 import { BAD_FORM_TOKEN, BAD_SESSION, NOT_JSON, TOO_LARGE } from './src/errors.ts';

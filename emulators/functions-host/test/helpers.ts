@@ -1,7 +1,7 @@
 /** Helpers shared by the functions host's tests. */
 import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { type ComponentUnderTest, startComponent } from '../../core/testing.ts';
+import { type ComponentUnderTest, startComponent } from '../../stack/test-support.ts';
 
 export const appPath = (name: string) => fileURLToPath(new URL(`./${name}/`, import.meta.url));
 
