@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FromComponent, ToComponent } from '../core/ipc.ts';
 import { testContext, testDataDir } from '../core/testing.ts';
-import { compileEmulators } from '../stack/compile.ts';
+import { bundledEntry } from '../stack/component.ts';
 
 const benchApp = fileURLToPath(new URL('./test/app-bench/', import.meta.url));
 
@@ -59,13 +59,13 @@ async function bareServer(): Promise<{ url: string; stop(): void }> {
 }
 
 /**
- * The host as the launcher runs it (the compiled stack/child.ts over IPC), its console drained without
+ * The host as the launcher runs it (the bundled stack/child.ts over IPC), its console drained without
  * being parsed so that this process, the load generator, is not also busy with the host's log lines.
  * Answers the base URL and the start time the host reports (`Host started (Nms)`).
  */
 async function hostServer(dataDir: string, options: Record<string, unknown>) {
   const context = await testContext(dataDir);
-  const child = fork_(await compileEmulators());
+  const child = fork_((await bundledEntry()).path);
   let seen = '';
   // The host's output may arrive after its ready message: wait for the line itself.
   const reported = new Promise<{ startMs: number; appLoadMs: number }>((resolve) => {

@@ -1,3 +1,6 @@
 /** Types of bundle.mjs (plain JavaScript, since it runs before anything is compiled). */
-export declare function bundle(entry: string): Promise<string>;
+export declare function bundle(
+  entry: string,
+  options?: { packages?: 'external' | 'bundle' },
+): Promise<string>;
 export declare function importTypeScript(entry: string): Promise<Record<string, unknown>>;

@@ -15,19 +15,28 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const bundlesDir = join(root, 'node_modules', '.cache', 'taskstack', 'bundles');
 
 /**
- * Each bundled module keeps its own `import.meta.url` (its source file's), so that paths it resolves
- * against itself (`new URL('../..', import.meta.url)`) mean what they mean in the source tree: every
- * module declares its URL, and `define` points `import.meta.url` at it (esbuild renames the one of
- * each module apart; strings that mention import.meta.url are left alone).
+ * Each of the project's modules keeps its own `import.meta.url` (its source file's), so that paths it
+ * resolves against itself (`new URL('../..', import.meta.url)`) mean what they mean in the source tree.
+ * Packages, when bundled, keep the bundle's: they only resolve other packages against it.
  * @type {import('esbuild').Plugin}
  */
 const sourceUrls = {
   name: 'source-urls',
   setup(build) {
-    build.onLoad({ filter: /\.(ts|mjs)$/ }, async (args) => ({
-      contents: `const __sourceUrl = ${JSON.stringify(pathToFileURL(args.path).href)};\n${await readFile(args.path, 'utf8')}`,
-      loader: args.path.endsWith('.ts') ? 'ts' : 'js',
-    }));
+    build.onLoad({ filter: /\.(ts|mjs)$/ }, async (args) => {
+      if (args.path.includes('/node_modules/')) return undefined;
+      const { transform } = await import('esbuild');
+      const { code } = await transform(await readFile(args.path, 'utf8'), {
+        loader: args.path.endsWith('.ts') ? 'ts' : 'js',
+        define: { 'import.meta.url': '__sourceUrl' },
+        sourcefile: args.path,
+        sourcemap: 'inline',
+      });
+      return {
+        contents: `const __sourceUrl = ${JSON.stringify(pathToFileURL(args.path).href)};${code}`,
+        loader: 'js',
+      };
+    });
   },
 };
 
@@ -45,12 +54,14 @@ function freshBundle(pointer) {
 /**
  * The bundle of TypeScript module `entry` (an absolute path), made now if it is missing or stale. Its
  * dynamic imports stay chunks of their own, loaded when first used (the launcher never loads the
- * emulators' own code, nor their packages).
+ * emulators' own code, nor their packages). With `packages: 'bundle'` the packages it imports are
+ * bundled too (a process then loads a few files instead of hundreds: the component processes).
  * @param {string} entry
+ * @param {{ packages?: 'external' | 'bundle' }} [options]
  * @returns {Promise<string>} the path of the bundle's main module
  */
-export async function bundle(entry) {
-  const name = relative(root, entry).replaceAll('/', '__');
+export async function bundle(entry, { packages = 'external' } = {}) {
+  const name = `${relative(root, entry).replaceAll('/', '__')}${packages === 'bundle' ? '.packed' : ''}`;
   const pointer = join(bundlesDir, `${name}.json`);
   const existing = freshBundle(pointer);
   if (existing) return existing;
@@ -64,25 +75,37 @@ export async function bundle(entry) {
     outExtension: { '.js': '.mjs' },
     bundle: true,
     splitting: true,
-    packages: 'external',
+    ...(packages === 'bundle'
+      ? {
+          // Bundled CommonJS packages require Node's built-ins; an ES module has no `require` of its own.
+          banner: {
+            js: "import { createRequire as __bundleRequire } from 'node:module';const require = __bundleRequire(import.meta.url);",
+          },
+          // Some SDKs test `constructor.name`: keep the names esbuild would otherwise suffix.
+          keepNames: true,
+        }
+      : { packages: 'external' }),
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    sourcemap: 'inline',
+    sourcemap: 'linked',
     metafile: true,
     logLevel: 'silent',
-    define: { 'import.meta.url': '__sourceUrl' },
     plugins: [sourceUrls],
   });
   const main = join(outdir, 'main.mjs');
   // Named by a file replaced in one step, so a reader sees the old bundle or the new one, whole.
   const temporary = `${pointer}.${process.pid}.tmp`;
-  writeFileSync(temporary, JSON.stringify({ main, inputs: Object.keys(metafile.inputs) }));
+  // Installed packages change only with the lockfile.
+  const inputs = Object.keys(metafile.inputs).filter((input) => !input.includes('node_modules/'));
+  writeFileSync(temporary, JSON.stringify({ main, inputs: [...inputs, 'package-lock.json'] }));
   renameSync(temporary, pointer);
-  // Older builds than the previous one are no longer loaded by anyone.
+  // Builds older than the previous one go after a day: a stack started earlier may still load their
+  // chunks (a component restarting loads its chunk again).
   const builds = readdirSync(join(bundlesDir, name)).sort();
   for (const old of builds.slice(0, -2))
-    rmSync(join(bundlesDir, name, old), { recursive: true, force: true });
+    if (Date.now() - Number(old.split('-')[0]) > 86_400_000)
+      rmSync(join(bundlesDir, name, old), { recursive: true, force: true });
   return main;
 }
 

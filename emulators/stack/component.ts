@@ -4,17 +4,25 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { ClockShift } from '../core/clock.ts';
 import { type FromComponent, NotFoundError, type ToComponent } from '../core/ipc.ts';
+import { bundle } from './bundle.mjs';
 import { type Console, printable } from './console.ts';
 
-/** Where a component process starts: the TypeScript entry under tsx, or the compiled one on bare Node. */
+/** Where a component process starts: the TypeScript entry under tsx, or the bundled one on bare Node. */
 export interface ComponentEntry {
   path: string;
   execArgv: string[];
 }
-export const SOURCE_ENTRY: ComponentEntry = {
-  path: fileURLToPath(new URL('./child.ts', import.meta.url)),
-  execArgv: ['--import', 'tsx'],
-};
+const childSource = fileURLToPath(new URL('./child.ts', import.meta.url));
+export const SOURCE_ENTRY: ComponentEntry = { path: childSource, execArgv: ['--import', 'tsx'] };
+
+/**
+ * The entry the launcher forks: child.ts bundled with the emulators and their packages (each component
+ * loads its own chunk), on bare Node — a TypeScript loader would cost each process ~35 MB, and loading
+ * a package's hundreds of files one by one most of a component's start.
+ */
+export async function bundledEntry(): Promise<ComponentEntry> {
+  return { path: await bundle(childSource, { packages: 'bundle' }), execArgv: [] };
+}
 type StartMessage = Extract<ToComponent, { type: 'start' }>;
 /** Checks a (re)started component: its endpoints are the wired ones and it answers its health check. */
 export type ReadyCheck = (component: ComponentProcess, endpoints: Record<string, string>) => Promise<void>;

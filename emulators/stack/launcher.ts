@@ -9,8 +9,7 @@ import { loadSecrets } from '../core/secrets.ts';
 import { loadTopology } from '../core/topology.ts';
 import { loadDirectory, testUsers } from '../identity/directory.ts';
 import { buildApp } from './build-app.ts';
-import { compileEmulators } from './compile.ts';
-import { ComponentProcess } from './component.ts';
+import { bundledEntry, ComponentProcess } from './component.ts';
 import { Console } from './console.ts';
 import { startControlServer } from './control.ts';
 import { parseStackOptions, type StackOptionsInput } from './options.ts';
@@ -61,7 +60,7 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
       `${clockPath}: ${history.problem}; kept the ${history.shifts.length} shift(s) before it`,
     );
   const env = { ...process.env, NODE_EXTRA_CA_CERTS: tls.caPath };
-  const entry = { path: await compileEmulators(), execArgv: [] };
+  const entry = await bundledEntry();
 
   // The function app whose keys stack.json names (functionKey, masterKey).
   const functionApp = plans.find((plan) => plan.emulator === 'functions')?.name;
