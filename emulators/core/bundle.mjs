@@ -1,8 +1,8 @@
 /**
- * TypeScript modules of the project run on bare Node: each entry is bundled by esbuild into one
- * JavaScript module under node_modules/.cache/taskstack/bundles/ (packages stay external), and bundled
- * again only when one of its source files changed. A TypeScript loader (tsx) would cost every
- * `taskstack start` half a second and the launcher ~35 MB.
+ * The project's modules run on bare Node from esbuild bundles under node_modules/.cache/taskstack/bundles/,
+ * bundled again only when one of their sources changed: TypeScript without a loader (tsx would cost every
+ * `taskstack start` half a second and each process ~35 MB), and packages in a few files instead of the
+ * hundreds Node would otherwise load one by one.
  *
  * Plain JavaScript: it is what runs before anything is compiled (emulators/stack/taskstack.mjs).
  */
@@ -40,6 +40,10 @@ const sourceUrls = {
   },
 };
 
+/** @param {string} entry @param {'external' | 'bundle'} packages */
+const bundleName = (entry, packages) =>
+  `${relative(root, entry).replaceAll('/', '__')}${packages === 'bundle' ? '.packed' : ''}`;
+
 /** The bundle `pointer` names, when it exists and none of the sources it was made of changed since. */
 function freshBundle(pointer) {
   try {
@@ -52,16 +56,19 @@ function freshBundle(pointer) {
 }
 
 /**
- * The bundle of TypeScript module `entry` (an absolute path), made now if it is missing or stale. Its
- * dynamic imports stay chunks of their own, loaded when first used (the launcher never loads the
- * emulators' own code, nor their packages). With `packages: 'bundle'` the packages it imports are
- * bundled too (a process then loads a few files instead of hundreds: the component processes).
+ * The bundle of module `entry` (an absolute path; TypeScript, an ES module, or CommonJS `.cjs`), made
+ * now if it is missing or stale. An ES module's dynamic imports stay chunks of their own, loaded when
+ * first used (the launcher never loads the emulators' own code, nor their packages). With
+ * `packages: 'bundle'` the packages it imports are bundled too, but for `external` ones (optional
+ * dependencies that are not installed).
  * @param {string} entry
- * @param {{ packages?: 'external' | 'bundle' }} [options]
+ * @param {{ packages?: 'external' | 'bundle', external?: string[] }} [options]
  * @returns {Promise<string>} the path of the bundle's main module
  */
-export async function bundle(entry, { packages = 'external' } = {}) {
-  const name = `${relative(root, entry).replaceAll('/', '__')}${packages === 'bundle' ? '.packed' : ''}`;
+export async function bundle(entry, { packages = 'external', external = [] } = {}) {
+  const commonJs = entry.endsWith('.cjs');
+  const extension = commonJs ? '.cjs' : '.mjs';
+  const name = bundleName(entry, packages);
   const pointer = join(bundlesDir, `${name}.json`);
   const existing = freshBundle(pointer);
   if (existing) return existing;
@@ -72,28 +79,31 @@ export async function bundle(entry, { packages = 'external' } = {}) {
     absWorkingDir: root,
     entryPoints: { main: entry },
     outdir,
-    outExtension: { '.js': '.mjs' },
+    outExtension: { '.js': extension },
     bundle: true,
-    splitting: true,
+    splitting: !commonJs,
     ...(packages === 'bundle'
       ? {
+          external,
           // Bundled CommonJS packages require Node's built-ins; an ES module has no `require` of its own.
-          banner: {
-            js: "import { createRequire as __bundleRequire } from 'node:module';const require = __bundleRequire(import.meta.url);",
-          },
+          ...(!commonJs && {
+            banner: {
+              js: "import { createRequire as __bundleRequire } from 'node:module';const require = __bundleRequire(import.meta.url);",
+            },
+          }),
           // Some SDKs test `constructor.name`: keep the names esbuild would otherwise suffix.
           keepNames: true,
         }
       : { packages: 'external' }),
     platform: 'node',
-    format: 'esm',
+    format: commonJs ? 'cjs' : 'esm',
     target: 'node20',
     sourcemap: 'linked',
     metafile: true,
     logLevel: 'silent',
     plugins: [sourceUrls],
   });
-  const main = join(outdir, 'main.mjs');
+  const main = join(outdir, `main${extension}`);
   // Named by a file replaced in one step, so a reader sees the old bundle or the new one, whole.
   const temporary = `${pointer}.${process.pid}.tmp`;
   // Installed packages change only with the lockfile.
@@ -116,4 +126,15 @@ export async function bundle(entry, { packages = 'external' } = {}) {
  */
 export async function importTypeScript(entry) {
   return import(pathToFileURL(await bundle(entry)).href);
+}
+
+/**
+ * The files (relative to the repository root, with package-lock.json for the packages) that the
+ * latest bundle of `entry` was made of.
+ * @param {string} entry
+ * @param {'external' | 'bundle'} [packages]
+ * @returns {string[]}
+ */
+export function bundleInputs(entry, packages = 'external') {
+  return JSON.parse(readFileSync(join(bundlesDir, `${bundleName(entry, packages)}.json`), 'utf8')).inputs;
 }

@@ -1,0 +1,61 @@
+import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { testDataDir } from '../core/testing.ts';
+import { buildAppIfChanged } from './build-app.ts';
+
+const data = testDataDir();
+afterAll(() => data.remove());
+
+/** An app whose build module counts its runs and answers what it read and wrote. */
+function app(name: string) {
+  const dir = join(data.dir, name);
+  mkdirSync(join(dir, 'src'), { recursive: true });
+  writeFileSync(join(dir, 'src', 'main.ts'), 'export const x = 1;\n');
+  writeFileSync(
+    join(dir, 'build.ts'),
+    `import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+const dir = ${JSON.stringify(dir)};
+export default async function build() {
+  appendFileSync(join(dir, 'runs'), 'x');
+  mkdirSync(join(dir, 'dist'), { recursive: true });
+  writeFileSync(join(dir, 'dist', 'main.js'), 'export const x = 1;');
+  return { sources: [join(dir, 'src', 'main.ts')], outputs: [join(dir, 'dist', 'main.js')] };
+}
+`,
+  );
+  const runs = () => readFileSync(join(dir, 'runs'), 'utf8').length;
+  return { dir, runs, build: () => buildAppIfChanged(dir, './build.ts') };
+}
+
+describe('the launcher builds an app', () => {
+  it('once, then again only when a source it read changed or an output is gone', async () => {
+    const one = app('one');
+    await one.build();
+    await one.build();
+    expect(one.runs()).toBe(1);
+    const source = join(one.dir, 'src', 'main.ts');
+    const later = new Date(Date.now() + 5_000);
+    utimesSync(source, later, later);
+    await one.build();
+    expect(one.runs()).toBe(2);
+    // Older than that build again (an mtime ahead of the clock would count as changed at every start).
+    const earlier = new Date(Date.now() - 60_000);
+    utimesSync(source, earlier, earlier);
+    rmSync(join(one.dir, 'dist'), { recursive: true });
+    await one.build();
+    expect(one.runs()).toBe(3);
+    await one.build();
+    expect(one.runs()).toBe(3);
+  });
+
+  it('again when its build module changed', async () => {
+    const two = app('two');
+    await two.build();
+    const later = new Date(Date.now() + 5_000);
+    utimesSync(join(two.dir, 'build.ts'), later, later);
+    await two.build();
+    expect(two.runs()).toBe(2);
+  });
+});
