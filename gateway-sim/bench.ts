@@ -9,10 +9,10 @@ import { createServer, Agent as HttpAgent, request as httpRequest } from 'node:h
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { fileURLToPath } from 'node:url';
 import { median, rounds, throughput } from '../bench/measure.ts';
+import { bundle } from '../emulators/core/bundle.mjs';
 import { loadTls } from '../emulators/core/ca.ts';
 import { listen } from '../emulators/core/http.ts';
 import { startEmulator, testContext, testDataDir } from '../emulators/core/testing.ts';
-import { bundle } from '../emulators/stack/bundle.mjs';
 import gateway from './index.ts';
 import { copyArtifacts, editArtifact } from './testing.ts';
 

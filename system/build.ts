@@ -5,7 +5,7 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { BuildOptions, OutputFile, Plugin } from 'esbuild';
+import type { BuildOptions, Metafile, OutputFile, Plugin } from 'esbuild';
 import { glob } from 'tinyglobby';
 
 const sameContent = (path: string, contents: Uint8Array) => {
@@ -57,7 +57,7 @@ function requireCommonJs(appDir: string, external: string[]): Plugin {
  * `dependencies` names stays external and ships in the deployed node_modules. Loading a few bundled files
  * instead of the SDKs' hundreds of modules is most of an app's start time.
  */
-export function bundleOptions(appDir: string): BuildOptions & { write: false } {
+export function bundleOptions(appDir: string): BuildOptions & { write: false; metafile: true } {
   const manifest = JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8'));
   const external = Object.keys(manifest.dependencies ?? {});
   return {
@@ -79,17 +79,29 @@ export function bundleOptions(appDir: string): BuildOptions & { write: false } {
     // and would double dist/ with the SDKs' sources.
     sourcemap: true,
     sourcesContent: false,
+    // Which sources a build read: the launcher rebuilds only when one of them changed.
+    metafile: true,
     write: false,
     logLevel: 'silent',
   };
 }
 
+/** What a build read and wrote: the launcher builds again only when a source changed or an output is gone. */
+export interface BuildReport {
+  sources: string[];
+  outputs: string[];
+}
+
 /**
  * Other hosts (parallel test files, a started app) may be loading dist/ meanwhile: only changed files are
  * replaced, each atomically, and stale ones removed afterwards, so a reader never sees a missing or
- * half-written file when the sources have not changed.
+ * half-written file when the sources have not changed. Answers the sources the build read (installed
+ * packages left out) and the files it wrote, as absolute paths.
  */
-export async function writeBuildOutput(outputFiles: OutputFile[], distDir: string): Promise<void> {
+export async function writeBuildOutput(
+  { outputFiles, metafile }: { outputFiles: OutputFile[]; metafile: Metafile },
+  distDir: string,
+): Promise<BuildReport> {
   for (const file of outputFiles) {
     if (sameContent(file.path, file.contents)) continue;
     mkdirSync(dirname(file.path), { recursive: true });
@@ -101,4 +113,10 @@ export async function writeBuildOutput(outputFiles: OutputFile[], distDir: strin
   for (const stale of await glob('**/*', { cwd: distDir, absolute: true })) {
     if (!fresh.has(stale) && !stale.endsWith('.tmp')) rmSync(stale, { force: true });
   }
+  const appDir = dirname(distDir);
+  // Files only: installed packages change with the lockfile, and `namespace:path` inputs are virtual.
+  const sources = Object.keys(metafile.inputs)
+    .filter((input) => !input.includes('node_modules/') && !/^[\w-]+:/.test(input))
+    .map((input) => join(appDir, input));
+  return { sources, outputs: [...fresh] };
 }

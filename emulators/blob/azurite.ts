@@ -1,9 +1,16 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { bundle } from '../core/bundle.mjs';
 import { PortInUseError } from '../core/http.ts';
 
 export const ACCOUNT = 'devstoreaccount1';
 const runner = fileURLToPath(new URL('./azurite-runner.cjs', import.meta.url));
+/**
+ * Azurite (with the runner) in one file: loading its ~1,500 modules one by one took most of the blob
+ * component's start. Sequelize's PostgreSQL support needs pg-hstore, which is not installed (Azurite
+ * here keeps its metadata in LokiJS, never in SQL).
+ */
+const bundledRunner = () => bundle(runner, { packages: 'bundle', external: ['pg-hstore'] });
 
 /** The connection string apps are given for the account (the form Azure's portal shows, plus BlobEndpoint). */
 export function blobConnectionString(blobEndpoint: string, accountKey: string): string {
@@ -22,7 +29,7 @@ export interface AzuriteOptions {
  * Starts Azurite's blob service as a child process and resolves with the port once it listens.
  * The account key is ours (AZURITE_ACCOUNTS) rather than Azurite's published well-known key.
  */
-export function startAzurite(options: AzuriteOptions): Promise<{ child: ChildProcess; port: number }> {
+export async function startAzurite(options: AzuriteOptions): Promise<{ child: ChildProcess; port: number }> {
   const args = [
     '--blobHost',
     '127.0.0.1',
@@ -35,7 +42,7 @@ export function startAzurite(options: AzuriteOptions): Promise<{ child: ChildPro
     '--silent',
     ...(options.location ? ['--location', options.location] : ['--inMemoryPersistence']),
   ];
-  const child = fork(runner, args, {
+  const child = fork(await bundledRunner(), args, {
     env: { ...process.env, AZURITE_ACCOUNTS: `${ACCOUNT}:${options.accountKey}` },
     execArgv: [],
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

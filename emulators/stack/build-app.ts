@@ -1,13 +1,53 @@
-import { join } from 'node:path';
-import { importTypeScript } from './bundle.mjs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { repositoryRoot } from '../core/apps.ts';
+import { bundleInputs, importTypeScript } from '../core/bundle.mjs';
+import { writeFileAtomic } from '../core/files.ts';
 
 /**
  * Runs an app's build module (its default export), as `npm run build` does before the app starts or is
- * packaged. The module is TypeScript; it runs through its bundle, so bare Node can run it too.
+ * packaged; answers what the build says it read and wrote (`{ sources, outputs }`), if it says. The module is TypeScript;
+ * it runs through its bundle, so bare Node can run it too.
  */
-export async function buildApp(dir: string, module: string): Promise<void> {
+export async function buildApp(dir: string, module: string): Promise<unknown> {
   const { default: build } = await importTypeScript(join(dir, module));
   if (typeof build !== 'function')
     throw new Error(`${join(dir, module)} has no default export to build with`);
-  await build();
+  return build();
+}
+
+const changedSince = (time: number, path: string) => {
+  try {
+    return statSync(path).mtimeMs > time;
+  } catch {
+    return true; // gone
+  }
+};
+
+/**
+ * The launcher's build step: as `buildApp`, but skipped while nothing the last build read changed —
+ * the sources its build module answered, the build module's own, package-lock.json — and all it wrote
+ * is still there, as an incremental `tsc --build` would. A start then costs no bundling of the apps'
+ * SDKs. A build module that answers nothing is run every time.
+ */
+export async function buildAppIfChanged(dir: string, module: string): Promise<void> {
+  const name = relative(repositoryRoot, join(dir, module)).replaceAll('/', '__');
+  const stamp = join(repositoryRoot, 'node_modules', '.cache', 'taskstack', 'builds', `${name}.json`);
+  try {
+    const last = JSON.parse(readFileSync(stamp, 'utf8')) as {
+      builtAt: number;
+      inputs: string[];
+      outputs: string[];
+    };
+    if (!last.inputs.some((path) => changedSince(last.builtAt, path)) && last.outputs.every(existsSync))
+      return;
+  } catch {
+    // No stamp yet, or an unreadable one: build.
+  }
+  const builtAt = Date.now();
+  const report = (await buildApp(dir, module)) as { sources?: string[]; outputs?: string[] } | undefined;
+  if (!Array.isArray(report?.sources) || !Array.isArray(report.outputs)) return;
+  const own = bundleInputs(join(dir, module)).map((path) => join(repositoryRoot, path));
+  const inputs = [...new Set([...report.sources, ...own])];
+  writeFileAtomic(stamp, JSON.stringify({ builtAt, inputs, outputs: report.outputs }));
 }

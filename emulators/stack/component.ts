@@ -2,9 +2,9 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { bundle } from '../core/bundle.mjs';
 import type { ClockShift } from '../core/clock.ts';
 import { type FromComponent, NotFoundError, type ToComponent } from '../core/ipc.ts';
-import { bundle } from './bundle.mjs';
 import { type Console, printable } from './console.ts';
 
 /** Where a component process starts: the TypeScript entry under tsx, or the bundled one on bare Node. */

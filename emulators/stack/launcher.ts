@@ -8,7 +8,7 @@ import { NotFoundError } from '../core/ipc.ts';
 import { loadSecrets } from '../core/secrets.ts';
 import { loadTopology } from '../core/topology.ts';
 import { loadDirectory, testUsers } from '../identity/directory.ts';
-import { buildApp } from './build-app.ts';
+import { buildAppIfChanged } from './build-app.ts';
 import { bundledEntry, ComponentProcess } from './component.ts';
 import { Console } from './console.ts';
 import { startControlServer } from './control.ts';
@@ -103,7 +103,7 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
     plans.flatMap(({ name, app }) => {
       if (!app?.build) return [];
       const key = join(app.dir, app.build);
-      if (!buildsByDir.has(key)) buildsByDir.set(key, buildApp(app.dir, app.build));
+      if (!buildsByDir.has(key)) buildsByDir.set(key, buildAppIfChanged(app.dir, app.build));
       return [[name, buildsByDir.get(key)]];
     }),
   );

@@ -19,9 +19,10 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { zipSync } from 'fflate';
 import { type AppDeclaration, type Apps, loadApps, repositoryRoot } from '../../emulators/core/apps.ts';
+import { buildApp } from '../../emulators/stack/build-app.ts';
 import { apimImportSet } from './apim.ts';
 import { outDir } from './paths.ts';
 
@@ -93,7 +94,7 @@ export async function packageApp(
   built = false,
 ): Promise<string> {
   const appDir = join(repositoryRoot, app.folder);
-  if (app.build && !built) await (await import(pathToFileURL(join(appDir, app.build)).href)).default();
+  if (app.build && !built) await buildApp(appDir, app.build);
   const stage = join(out, name);
   rmSync(stage, { recursive: true, force: true });
   const files: Record<string, Uint8Array> = {};

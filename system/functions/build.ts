@@ -9,14 +9,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { glob } from 'tinyglobby';
-import { bundleOptions, writeBuildOutput } from '../build.ts';
+import { type BuildReport, bundleOptions, writeBuildOutput } from '../build.ts';
 
 const appDir = fileURLToPath(new URL('.', import.meta.url));
 const distDir = join(appDir, 'dist');
 
-export async function buildFunctionApp(): Promise<void> {
+/** Answers what it read and wrote (for the launcher, which builds again only when needed). */
+export async function buildFunctionApp(): Promise<BuildReport> {
   const entryPoints = await glob('src/functions/*.ts', { cwd: appDir, absolute: true });
-  const { outputFiles } = await build({
+  const result = await build({
     ...bundleOptions(appDir),
     entryPoints,
     outbase: 'src',
@@ -24,7 +25,7 @@ export async function buildFunctionApp(): Promise<void> {
     chunkNames: 'lib/[name]-[hash]',
     splitting: true,
   });
-  await writeBuildOutput(outputFiles, distDir);
+  return writeBuildOutput(result, distDir);
 }
 
 /** The launcher builds every app through its build module's default export. */

@@ -7,18 +7,21 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { bundleOptions, writeBuildOutput } from '../build.ts';
+import { type BuildReport, bundleOptions, writeBuildOutput } from '../build.ts';
 
 const appDir = fileURLToPath(new URL('.', import.meta.url));
 
-/** dist/ is written as system/build.ts says: a web app started meanwhile never reads half a file. */
-export async function buildWebApp(): Promise<void> {
-  const { outputFiles } = await build({
+/**
+ * dist/ is written as system/build.ts says: a web app started meanwhile never reads half a file.
+ * Answers what it read and wrote (for the launcher, which builds again only when needed).
+ */
+export async function buildWebApp(): Promise<BuildReport> {
+  const result = await build({
     ...bundleOptions(appDir),
     entryPoints: ['src/server.ts'],
     outdir: 'dist',
   });
-  await writeBuildOutput(outputFiles, join(appDir, 'dist'));
+  return writeBuildOutput(result, join(appDir, 'dist'));
 }
 
 /** The launcher builds every app through its build module's default export. */

@@ -22,7 +22,7 @@ export interface WebApp {
   stop(): Promise<void>;
 }
 
-let built: Promise<void> | undefined;
+let built: Promise<unknown> | undefined;
 
 /**
  * Starts the app with exactly these settings (no others from the test's environment), on `port` when
