@@ -84,7 +84,8 @@ export async function bundle(entry, { packages = 'external', external = [] } = {
     splitting: !commonJs,
     ...(packages === 'bundle'
       ? {
-          external,
+          // esbuild runs its own binary from its package folder: it is never bundled.
+          external: ['esbuild', ...external],
           // Bundled CommonJS packages require Node's built-ins; an ES module has no `require` of its own.
           ...(!commonJs && {
             banner: {
