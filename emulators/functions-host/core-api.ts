@@ -28,6 +28,7 @@ export interface RpcHttpData {
   method?: string | null;
   url?: string | null;
   headers?: Record<string, string> | null;
+  query?: Record<string, string> | null;
   body?: RpcTypedData | null;
   params?: Record<string, string> | null;
   statusCode?: string | null;

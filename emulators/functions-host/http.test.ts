@@ -98,6 +98,13 @@ describe('routing', () => {
   });
 });
 
+describe('the query', () => {
+  it('reaches the function as the host hands it over: repeated names joined by commas, empty values left out', async () => {
+    const query = await (await get('/api/query?a=1&A=2&b=&c=x%20y&d=+z')).json();
+    expect(query).toEqual({ a: '1,2', c: 'x y', d: ' z' });
+  });
+});
+
 describe('request bodies', () => {
   it('passes binary bodies and multipart uploads through', async () => {
     const bytes = new Uint8Array(1024 * 1024).fill(7);

@@ -16,7 +16,28 @@ export function toRpcHttp(
   const url = URL.canParse(`http://${req.headers.host}${req.url}`)
     ? `http://${req.headers.host}${req.url}`
     : `${baseUrl}${req.url}`;
-  return { method: req.method, url, headers, params, body: body.length ? { bytes: body } : undefined };
+  const query = rpcQuery(new URL(url).searchParams);
+  return { method: req.method, url, headers, query, params, body: body.length ? { bytes: body } : undefined };
+}
+
+/**
+ * The query as the Functions host hands it to the worker, which the library's `request.query` is made
+ * of: one value per name, names matched case-insensitively (the first spelling kept), repeated values
+ * joined by commas (ASP.NET Core's StringValues), empty values left out.
+ */
+function rpcQuery(search: URLSearchParams): Record<string, string> {
+  const values = new Map<string, { name: string; values: string[] }>();
+  for (const [name, value] of search) {
+    const entry = values.get(name.toLowerCase()) ?? { name, values: [] };
+    entry.values.push(value);
+    values.set(name.toLowerCase(), entry);
+  }
+  const query: Record<string, string> = {};
+  for (const { name, values: all } of values.values()) {
+    const joined = all.join(',');
+    if (joined) query[name] = joined;
+  }
+  return query;
 }
 
 /** The name of a function's `http` output binding (usually `$return`), if it has one. */

@@ -39,6 +39,10 @@ app.http('echo', {
   },
 });
 
+app.http('query', {
+  handler: async (request) => ({ jsonBody: Object.fromEntries(request.query) }),
+});
+
 /** Refuses bodies over the limit local.settings.json declares (Host.MaxRequestBodySize), as system/ does. */
 const LIMIT = 2 * 1024 * 1024;
 app.http('limited', {
