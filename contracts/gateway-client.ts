@@ -50,7 +50,9 @@ export class GatewayClient {
   }
 
   private async call(method: string, path: string, body?: unknown): Promise<GatewayAnswer> {
-    const headers: Record<string, string> = {};
+    // Each call on a connection of its own: the consumer tests start a mock server per interaction, and a
+    // pooled connection to an earlier one (on a port the OS handed out again) would carry the call there.
+    const headers: Record<string, string> = { connection: 'close' };
     if (this.subscriptionKey !== undefined) headers[SUBSCRIPTION_HEADER] = this.subscriptionKey;
     if (body !== undefined) headers['content-type'] = 'application/json';
     const response = await fetch(`${this.gatewayUrl}${path}`, {
