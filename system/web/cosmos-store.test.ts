@@ -6,8 +6,9 @@
 import { CosmosClient } from '@azure/cosmos';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDataDir, useManagedIdentityEnv } from '../../emulators/core/testing.ts';
-import { type Stack, start } from '../../emulators/stack/launcher.ts';
+import type { Stack } from '../../emulators/stack/launcher.ts';
 import type { TaskStore } from './src/tasks.ts';
+import { startStores } from './test-support.ts';
 
 const data = testDataDir();
 let stack: Stack;
@@ -15,13 +16,7 @@ let store: TaskStore;
 let restore: () => void;
 
 beforeAll(async () => {
-  stack = await start({
-    dataDir: data.dir,
-    ports: 'free',
-    console: false,
-    inMemory: true,
-    components: ['identity', 'keyvault', 'cosmos'],
-  });
+  stack = await startStores(data.dir, ['identity', 'keyvault', 'cosmos']);
   const identity = stack.description.identities.webApp;
   restore = useManagedIdentityEnv(identity?.IDENTITY_ENDPOINT as string, identity?.IDENTITY_HEADER);
   process.env.KeyVaultUri = stack.description.connections.KeyVaultUri;

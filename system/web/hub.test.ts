@@ -8,22 +8,16 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { EventHubConsumerClient, earliestEventPosition, type ReceivedEventData } from '@azure/event-hubs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDataDir, waitFor } from '../../emulators/core/testing.ts';
-import { type Stack, start } from '../../emulators/stack/launcher.ts';
+import type { Stack } from '../../emulators/stack/launcher.ts';
 import type { Task } from './src/tasks.ts';
-import { openPage, postForm, startWebApp, type WebApp } from './test-support.ts';
+import { openPage, postForm, startStores, startWebApp, type WebApp } from './test-support.ts';
 
 const data = testDataDir();
 let stack: Stack;
 const apps: WebApp[] = [];
 
 beforeAll(async () => {
-  stack = await start({
-    dataDir: data.dir,
-    ports: 'free',
-    console: false,
-    inMemory: true,
-    components: ['identity', 'eventhubs'],
-  });
+  stack = await startStores(data.dir, ['identity', 'eventhubs']);
 });
 afterAll(async () => {
   await Promise.all(apps.map((app) => app.stop()));

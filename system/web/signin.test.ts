@@ -14,13 +14,13 @@ import type { APIResponse, Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EmulatorContext } from '../../emulators/core/emulator.ts';
 import { launchChromium, testContext, testDataDir } from '../../emulators/core/testing.ts';
-import { type Stack, start } from '../../emulators/stack/launcher.ts';
+import type { Stack } from '../../emulators/stack/launcher.ts';
 import { type ComponentUnderTest, startComponent } from '../../emulators/stack/test-support.ts';
 import { freePort } from '../functions/test-support.ts';
 import { STORE_UNAVAILABLE } from './src/cosmos-store.ts';
 import { BAD_FORM_TOKEN, BAD_SESSION, NOT_JSON, TOO_LARGE } from './src/errors.ts';
 import { TITLE_REQUIRED } from './src/tasks.ts';
-import { startWebApp, type WebApp } from './test-support.ts';
+import { startStores, startWebApp, type WebApp } from './test-support.ts';
 
 const screenshots = fileURLToPath(new URL('../../test-results/web/', import.meta.url));
 const data = testDataDir();
@@ -33,13 +33,7 @@ let settings: Record<string, string>;
 
 beforeAll(async () => {
   mkdirSync(screenshots, { recursive: true });
-  stack = await start({
-    dataDir: data.dir,
-    ports: 'free',
-    console: false,
-    inMemory: true,
-    components: ['identity', 'keyvault', 'cosmos'],
-  });
+  stack = await startStores(data.dir, ['identity', 'keyvault', 'cosmos']);
   context = await testContext(data.dir, { inMemory: true });
   const port = await freePort();
   const webUrl = `http://127.0.0.1:${port}`;

@@ -6,10 +6,15 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { expectDocumented } from '../../contracts/validate.ts';
 import { waitFor } from '../../emulators/core/testing.ts';
+import { start } from '../../emulators/stack/launcher.ts';
 import { freePort } from '../functions/test-support.ts';
 import { buildWebApp } from './build.ts';
 
 const appDir = fileURLToPath(new URL('.', import.meta.url));
+
+/** The stores a web app test runs against: those `components` of the stack, in memory, on free ports, quiet. */
+export const startStores = (dataDir: string, components: string[]) =>
+  start({ dataDir, ports: 'free', console: false, inMemory: true, components });
 
 export interface WebApp {
   url: string;

@@ -5,11 +5,11 @@
 import { CosmosClient } from '@azure/cosmos';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDataDir } from '../../emulators/core/testing.ts';
-import { type Stack, start } from '../../emulators/stack/launcher.ts';
+import type { Stack } from '../../emulators/stack/launcher.ts';
 import { freePort } from '../functions/test-support.ts';
 import { BAD_SESSION, SIGN_IN_FAILED, SIGN_IN_REQUIRED } from './src/errors.ts';
 import { SIGN_IN_UNAVAILABLE } from './src/signin.ts';
-import { cookiesOf, postForm, postJson, startWebApp, type WebApp } from './test-support.ts';
+import { cookiesOf, postForm, postJson, startStores, startWebApp, type WebApp } from './test-support.ts';
 
 const TEXT = 'text/plain; charset=utf-8';
 const CLIENT_SECRET = 'a client secret that must never be logged';
@@ -22,13 +22,7 @@ let settings: Record<string, string>;
 let authority: string;
 
 beforeAll(async () => {
-  stack = await start({
-    dataDir: data.dir,
-    ports: 'free',
-    console: false,
-    inMemory: true,
-    components: ['identity', 'keyvault', 'cosmos'],
-  });
+  stack = await startStores(data.dir, ['identity', 'keyvault', 'cosmos']);
   const { authUrl, connections, identities, endpoints } = stack.description;
   const tenant = new URL(endpoints.identity?.issuer as string).pathname.split('/')[1] as string;
   authority = `${authUrl}/${tenant}`;
