@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { defineEmulator } from '../emulators/core/emulator.ts';
-import { close, createTlsServer, LOOPBACK, listen } from '../emulators/core/http.ts';
+import { close, createTlsServer, LOOPBACK, listen, probe } from '../emulators/core/http.ts';
 import { type GatewayConfig, loadArtifacts } from './artifacts.ts';
 import { apimError } from './errors.ts';
 import { createJwtValidator } from './jwt.ts';
@@ -117,9 +117,8 @@ export default defineEmulator({
     return {
       endpoints: { gatewayUrl: origin, ...(portal && { portalUrl: `${origin}${PORTAL_PATH}` }) },
       async health() {
-        const response = await fetch(`${origin}${HEALTH_PATH}`);
-        await response.body?.cancel();
-        if (response.status !== 200) throw new Error(`${HEALTH_PATH} answered ${response.status}`);
+        const status = await probe(`${origin}${HEALTH_PATH}`, { ca: context.tls.ca });
+        if (status !== 200) throw new Error(`${HEALTH_PATH} answered ${status}`);
       },
       async stop() {
         clearTimeout(timer);

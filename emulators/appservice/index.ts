@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { defineEmulator } from '../core/emulator.ts';
-import { accepts, LOOPBACK } from '../core/http.ts';
+import { accepts, LOOPBACK, probe } from '../core/http.ts';
 
 /** How long an app may take from being loaded to listening on PORT (App Service waits 230 s). */
 const START_TIMEOUT_MS = 30_000;
@@ -43,9 +43,8 @@ export default defineEmulator({
     return {
       endpoints: { baseUrl },
       async health() {
-        const response = await fetch(`${baseUrl}${options.healthCheckPath}`, { redirect: 'manual' });
-        await response.body?.cancel();
-        if (response.status >= 500) throw new Error(`${options.healthCheckPath} answered ${response.status}`);
+        const status = await probe(`${baseUrl}${options.healthCheckPath}`);
+        if (status >= 500) throw new Error(`${options.healthCheckPath} answered ${status}`);
       },
       // The process ends right after: that is how App Service stops an app.
       stop: async () => {},

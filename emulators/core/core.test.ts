@@ -1,12 +1,14 @@
 // @peculiar/x509 needs the reflect polyfill before it loads (ca.ts does the same).
 import 'reflect-metadata';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadTls } from './ca.ts';
 import { checkShifts, LATEST_STACK_TIME, StackClock } from './clock.ts';
+import { close, createTlsServer, LOOPBACK, listen, probe } from './http.ts';
 import { loadSecrets } from './secrets.ts';
 import { loadTopology } from './topology.ts';
 
@@ -127,5 +129,34 @@ describe('clock history from clock.json', () => {
     expect(clock.offsetMs).toBe(0);
     clock.advance(LATEST_STACK_TIME - Date.now() - 60_000);
     expect(clock.date().getUTCFullYear()).toBe(9999);
+  });
+});
+
+describe('probe, the health checks’ client', () => {
+  it('answers the status of one request over HTTP or HTTPS (trusting the CA it is given), without following redirects', async () => {
+    const tls = await loadTls(freshDir());
+    const seen: string[] = [];
+    const answer = (req: IncomingMessage, res: ServerResponse) => {
+      seen.push(`${req.method} ${req.url}`);
+      if (req.url === '/moved') res.writeHead(302, { location: '/elsewhere' }).end();
+      else res.writeHead(req.method === 'OPTIONS' ? 200 : 401).end('a body nobody reads');
+    };
+    const plain = createServer(answer);
+    const secure = createTlsServer(tls, {}, answer);
+    const [plainPort, securePort] = [await listen(plain, 0), await listen(secure, 0)];
+    try {
+      expect(await probe(`http://${LOOPBACK}:${plainPort}/moved`)).toBe(302);
+      expect(await probe(`https://${LOOPBACK}:${securePort}/x?y=1`, { ca: tls.ca })).toBe(401);
+      expect(await probe(`https://${LOOPBACK}:${securePort}/`, { method: 'OPTIONS', ca: tls.ca })).toBe(200);
+      expect(seen).toEqual(['GET /moved', 'GET /x?y=1', 'OPTIONS /']);
+      // Verification stays on: a CA it was not given is refused.
+      await expect(
+        probe(`https://${LOOPBACK}:${securePort}/`, { ca: (await loadTls(freshDir())).ca }),
+      ).rejects.toThrow();
+    } finally {
+      await Promise.all([close(plain), close(secure as unknown as Server)]);
+    }
+    // Nothing listening: an error, not a hang.
+    await expect(probe(`http://${LOOPBACK}:${plainPort}/`)).rejects.toThrow(/ECONNREFUSED/);
   });
 });

@@ -6,10 +6,9 @@
  */
 import { createSecretKey } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { get } from 'node:https';
 import { z } from 'zod';
 import { defineEmulator, type EmulatorContext } from '../core/emulator.ts';
-import { close, LOOPBACK, listen } from '../core/http.ts';
+import { close, LOOPBACK, listen, probe } from '../core/http.ts';
 import { createTokenVerifier, TokenError, type TokenVerifier } from '../identity/verify.ts';
 import { Account } from './account.ts';
 import { type Credential, requiredAction, roleAllows, type Target } from './auth.ts';
@@ -116,14 +115,8 @@ export default defineEmulator({
     return {
       endpoints: { cosmos: service.endpoint },
       async health() {
-        // An unsigned request gets Cosmos's 401: proof the listener and TLS work. The CA is given
-        // explicitly since the caller's process may not trust it globally.
-        const status = await new Promise<number | undefined>((resolve, reject) =>
-          get(service.endpoint, { ca: context.tls.ca }, (res) => {
-            res.resume();
-            resolve(res.statusCode);
-          }).on('error', reject),
-        );
+        // An unsigned request gets Cosmos's 401: proof the listener and TLS work.
+        const status = await probe(service.endpoint, { ca: context.tls.ca });
         if (status !== 401) throw new Error(`cosmos answered ${status}`);
       },
       async stop() {

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { defineEmulator } from '../core/emulator.ts';
-import { close, createTlsServer, LOOPBACK, listen } from '../core/http.ts';
+import { close, createTlsServer, LOOPBACK, listen, probe } from '../core/http.ts';
 import { publisherAuth } from './auth.ts';
 import { createDeliverer } from './delivery.ts';
 import { EventGridError, sendError } from './errors.ts';
@@ -80,9 +80,8 @@ export default defineEmulator({
       endpoints: Object.fromEntries([...endpoints.values()].map((topic) => [topic.name, topic.url])),
       async health() {
         for (const { url } of endpoints.values()) {
-          const response = await fetch(url, { method: 'OPTIONS' });
-          await response.body?.cancel();
-          if (response.status !== 200) throw new Error(`${url} answered ${response.status}`);
+          const status = await probe(url, { method: 'OPTIONS', ca: context.tls.ca });
+          if (status !== 200) throw new Error(`${url} answered ${status}`);
         }
       },
       async stop() {

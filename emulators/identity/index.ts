@@ -6,7 +6,15 @@
  */
 import { z } from 'zod';
 import { defineEmulator } from '../core/emulator.ts';
-import { BodyTooLargeError, close, createTlsServer, LOOPBACK, listen, sendJson } from '../core/http.ts';
+import {
+  BodyTooLargeError,
+  close,
+  createTlsServer,
+  LOOPBACK,
+  listen,
+  probe,
+  sendJson,
+} from '../core/http.ts';
 import { loadDirectory, testUsers } from './directory.ts';
 import { graphHandler } from './graph.ts';
 import { loginHandler } from './login.ts';
@@ -86,8 +94,8 @@ export default defineEmulator({
       // For stack.json: how a person signs in as each test user (passwords included; never logged).
       actions: { testUsers: async () => testUsers(directory) },
       async health() {
-        const response = await fetch(jwksUri);
-        if (!response.ok) throw new Error(`JWKS answered ${response.status}`);
+        const status = await probe(jwksUri, { ca: context.tls.ca });
+        if (status !== 200) throw new Error(`JWKS answered ${status}`);
       },
       stop: () => close(server),
     };

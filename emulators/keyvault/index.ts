@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { defineEmulator } from '../core/emulator.ts';
-import { close, createTlsServer, LOOPBACK, listen, sendJson } from '../core/http.ts';
+import { close, createTlsServer, LOOPBACK, listen, probe, sendJson } from '../core/http.ts';
 import { createTokenVerifier } from '../identity/verify.ts';
 import { AccessPolicies } from './access.ts';
 import { vaultHandler } from './routes.ts';
@@ -85,8 +85,8 @@ export default defineEmulator({
       endpoints: { vault: baseUrl },
       async health() {
         // An unauthenticated request must get the challenge: that is the vault answering.
-        const response = await fetch(`${baseUrl}secrets?api-version=7.4`);
-        if (response.status !== 401) throw new Error(`vault answered ${response.status}`);
+        const status = await probe(`${baseUrl}secrets?api-version=7.4`, { ca: context.tls.ca });
+        if (status !== 401) throw new Error(`vault answered ${status}`);
       },
       stop: () => close(server),
       actions: {
