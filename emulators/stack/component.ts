@@ -7,13 +7,12 @@ import type { ClockShift } from '../core/clock.ts';
 import { type FromComponent, NotFoundError, type ToComponent } from '../core/ipc.ts';
 import { type Console, printable } from './console.ts';
 
-/** Where a component process starts: the TypeScript entry under tsx, or the bundled one on bare Node. */
+/** Where a component process starts. */
 export interface ComponentEntry {
   path: string;
   execArgv: string[];
 }
 const childSource = fileURLToPath(new URL('./child.ts', import.meta.url));
-export const SOURCE_ENTRY: ComponentEntry = { path: childSource, execArgv: ['--import', 'tsx'] };
 
 /**
  * The entry the launcher forks: child.ts bundled with the emulators and their packages (each component
@@ -49,7 +48,7 @@ export class ComponentProcess {
     private readonly env: NodeJS.ProcessEnv,
     private readonly logPath: string,
     private readonly console: Console,
-    private readonly entry: ComponentEntry = SOURCE_ENTRY,
+    private readonly entry: ComponentEntry,
     private readonly check: ReadyCheck = async () => {},
   ) {}
 

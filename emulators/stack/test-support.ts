@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream';
 import { loadApps } from '../core/apps.ts';
 import { testContext, waitFor } from '../core/testing.ts';
 import { serviceNames } from '../registry.ts';
-import { ComponentProcess } from './component.ts';
+import { bundledEntry, ComponentProcess } from './component.ts';
 import { Console } from './console.ts';
 import { processAlive, stackFilePath } from './stackfile.ts';
 
@@ -129,7 +129,7 @@ export interface ComponentUnderTest {
 }
 
 /**
- * Starts component `name` of the registry in a child process (`stack/child.ts` under tsx) with the
+ * Starts component `name` of the registry in a child process (bundled `stack/child.ts`, as the launcher runs it) with the
  * secrets, CA and state of `dataDir`, and waits until it reports ready. For components that run user
  * code: vitest intercepts `require`/`import` in its workers, so running them in the test is fragile.
  */
@@ -154,6 +154,8 @@ export async function startComponent(
     secrets: context.secrets,
     shifts: [...context.clock.shifts],
   };
+  // What the launcher runs: a TypeScript loader would cost every component process half a second.
+  const entry = await bundledEntry();
   const launch = async () => {
     const logPath = join(dataDir, 'logs', `${name}.log`);
     const process = new ComponentProcess(
@@ -162,6 +164,7 @@ export async function startComponent(
       globalThis.process.env,
       logPath,
       new Console([name], out),
+      entry,
     );
     await process.launch();
     return process;
