@@ -1,33 +1,40 @@
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Emulator } from './core/emulator.ts';
 
 /**
- * Every emulated service the launcher starts, one component each. Loaded lazily: each component's
- * process imports only its own code.
+ * Every emulated service the launcher starts, one component each: the module whose default export is
+ * its emulator, relative to this file. Each component's process loads only its own (component.ts).
  */
 export const services = {
-  identity: () => import('./identity/index.ts'),
-  blob: () => import('./blob/index.ts'),
-  cosmos: () => import('./cosmos/index.ts'),
-  keyvault: () => import('./keyvault/index.ts'),
-  eventhubs: () => import('./eventhubs/index.ts'),
-  eventgrid: () => import('./eventgrid/index.ts'),
+  identity: './identity/index.ts',
+  blob: './blob/index.ts',
+  cosmos: './cosmos/index.ts',
+  keyvault: './keyvault/index.ts',
+  eventhubs: './eventhubs/index.ts',
+  eventgrid: './eventgrid/index.ts',
   // API Management: gateway-sim/ sits at the top level, as the layout puts it.
-  gateway: () => import('../gateway-sim/index.ts'),
-} satisfies Record<string, () => Promise<{ default: Emulator }>>;
+  gateway: '../gateway-sim/index.ts',
+} as const;
 
 /** The hosts of apps (`system/apps.json`): one component per app, running its kind's host. */
 export const hosts = {
-  functions: () => import('./functions-host/index.ts'),
-  appservice: () => import('./appservice/index.ts'),
-} satisfies Record<string, () => Promise<{ default: Emulator }>>;
+  functions: './functions-host/index.ts',
+  appservice: './appservice/index.ts',
+} as const;
 export const hostOfKind = { functionapp: 'functions', webapp: 'appservice' } as const;
 
 export type ServiceName = keyof typeof services;
 export const serviceNames = Object.keys(services) as ServiceName[];
 export type EmulatorName = ServiceName | keyof typeof hosts;
 
+/** The absolute path of emulator `name`'s module. */
+export function emulatorModule(name: string): string {
+  const path = { ...services, ...hosts }[name as EmulatorName];
+  if (!path) throw new Error(`unknown emulator ${name}`);
+  return fileURLToPath(new URL(path, import.meta.url));
+}
+
+/** Emulator `name`, imported in this process (the container entry runs its one component so). */
 export async function loadEmulator(name: string): Promise<Emulator> {
-  const load = { ...services, ...hosts }[name as EmulatorName];
-  if (!load) throw new Error(`unknown emulator ${name}`);
-  return (await load()).default;
+  return ((await import(pathToFileURL(emulatorModule(name)).href)) as { default: Emulator }).default;
 }

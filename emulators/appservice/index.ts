@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
+import { importModule } from '../core/bundle.mjs';
 import { defineEmulator } from '../core/emulator.ts';
 import { accepts, LOOPBACK, probe } from '../core/http.ts';
 
@@ -30,7 +31,7 @@ export default defineEmulator({
     // App Service binds the app to loopback behind its front end; PORT is the one contract.
     Object.assign(process.env, options.settings, { PORT: String(options.port), HOST: LOOPBACK });
     process.chdir(appDir);
-    await import(pathToFileURL(join(appDir, main)).href);
+    await importModule(pathToFileURL(join(appDir, main)).href);
 
     const deadline = Date.now() + START_TIMEOUT_MS;
     while (!(await accepts(options.port))) {

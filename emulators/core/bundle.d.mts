@@ -5,3 +5,9 @@ export declare function bundle(
 ): Promise<string>;
 export declare function importTypeScript(entry: string): Promise<Record<string, unknown>>;
 export declare function bundleInputs(entry: string, packages?: 'external' | 'bundle'): string[];
+export declare function bundleEntries(
+  name: string,
+  dir: string,
+  entries: Record<string, string>,
+): Promise<Record<string, string>>;
+export declare function importModule(specifier: string): Promise<Record<string, unknown>>;

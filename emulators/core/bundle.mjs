@@ -6,6 +6,7 @@
  *
  * Plain JavaScript: it is what runs before anything is compiled (emulators/stack/taskstack.mjs).
  */
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
@@ -25,7 +26,7 @@ const sourceUrls = {
   setup(build) {
     build.onLoad({ filter: /\.(ts|mjs)$/ }, async (args) => {
       if (args.path.includes('/node_modules/')) return undefined;
-      const { transform } = await import('esbuild');
+      const { transform } = await importModule('esbuild');
       const { code } = await transform(await readFile(args.path, 'utf8'), {
         loader: args.path.endsWith('.ts') ? 'ts' : 'js',
         define: { 'import.meta.url': '__sourceUrl' },
@@ -44,40 +45,67 @@ const sourceUrls = {
 const bundleName = (entry, packages) =>
   `${relative(root, entry).replaceAll('/', '__')}${packages === 'bundle' ? '.packed' : ''}`;
 
-/** The bundle `pointer` names, when it exists and none of the sources it was made of changed since. */
-function freshBundle(pointer) {
+/**
+ * The outputs `pointer` names (output name → path), when they exist, were made from the same virtual
+ * entries (`contentsHash`), and none of the sources they were made of changed since.
+ */
+function freshBuild(pointer, contentsHash) {
   try {
-    const { main, inputs } = JSON.parse(readFileSync(pointer, 'utf8'));
-    const built = statSync(main).mtimeMs;
-    return inputs.every((input) => statSync(join(root, input)).mtimeMs <= built) ? main : undefined;
+    const { mains, inputs, contents } = JSON.parse(readFileSync(pointer, 'utf8'));
+    if (contents !== contentsHash) return undefined;
+    const built = Math.min(...Object.values(mains).map((main) => statSync(main).mtimeMs));
+    return inputs.every((input) => statSync(join(root, input)).mtimeMs <= built) ? mains : undefined;
   } catch {
     return undefined;
   }
 }
 
 /**
- * The bundle of module `entry` (an absolute path; TypeScript, an ES module, or CommonJS `.cjs`), made
- * now if it is missing or stale. An ES module's dynamic imports stay chunks of their own, loaded when
- * first used (the launcher never loads the emulators' own code, nor their packages). With
- * `packages: 'bundle'` the packages it imports are bundled too, but for `external` ones (optional
- * dependencies that are not installed).
- * @param {string} entry
- * @param {{ packages?: 'external' | 'bundle', external?: string[] }} [options]
- * @returns {Promise<string>} the path of the bundle's main module
+ * Virtual entry modules: `virtual:NAME` is the TypeScript text `entries[NAME]`, resolving from `dir`.
+ * @param {Record<string, string>} entries @param {string} dir @returns {import('esbuild').Plugin}
  */
-export async function bundle(entry, { packages = 'external', external = [] } = {}) {
-  const commonJs = entry.endsWith('.cjs');
+const virtualEntries = (entries, dir) => ({
+  name: 'virtual-entries',
+  setup(build) {
+    build.onResolve({ filter: /^virtual:/ }, (args) => ({ path: args.path.slice(8), namespace: 'virtual' }));
+    build.onLoad({ filter: /.*/, namespace: 'virtual' }, (args) => ({
+      contents: entries[args.path],
+      loader: 'ts',
+      resolveDir: dir,
+    }));
+  },
+});
+
+/** Builds under way in this process, by name: callers asking at once share one. */
+const building = new Map();
+
+/**
+ * The outputs named `name`, one per entry point of `entryPoints` (output name → module), built now
+ * unless a fresh build exists; answers their paths by output name.
+ * @param {string} name
+ * @param {Record<string, string>} entryPoints
+ * @param {{ commonJs: boolean, packages: 'external' | 'bundle', external: string[], entries?: Record<string, string>, dir?: string }} options
+ * @returns {Promise<Record<string, string>>}
+ */
+function build(name, entryPoints, options) {
+  const pending = building.get(name) ?? buildNow(name, entryPoints, options);
+  building.set(name, pending);
+  return pending.finally(() => building.delete(name));
+}
+
+/** @param {string} name @param {Record<string, string>} entryPoints @param {Parameters<typeof build>[2]} options */
+async function buildNow(name, entryPoints, { commonJs, packages, external, entries, dir = root }) {
   const extension = commonJs ? '.cjs' : '.mjs';
-  const name = bundleName(entry, packages);
   const pointer = join(bundlesDir, `${name}.json`);
-  const existing = freshBundle(pointer);
+  const contentsHash = entries && createHash('sha256').update(JSON.stringify(entries)).digest('hex');
+  const existing = freshBuild(pointer, contentsHash);
   if (existing) return existing;
   // Each build gets a folder of its own: a process may still be loading chunks of the previous one.
   const outdir = join(bundlesDir, name, `${Date.now()}-${process.pid}`);
-  const esbuild = await import('esbuild');
+  const esbuild = await importModule('esbuild');
   const { metafile } = await esbuild.build({
     absWorkingDir: root,
-    entryPoints: { main: entry },
+    entryPoints,
     outdir,
     outExtension: { '.js': extension },
     bundle: true,
@@ -87,11 +115,17 @@ export async function bundle(entry, { packages = 'external', external = [] } = {
           // esbuild runs its own binary from its package folder: it is never bundled.
           external: ['esbuild', ...external],
           // Bundled CommonJS packages require Node's built-ins; an ES module has no `require` of its own.
-          ...(!commonJs && {
-            banner: {
-              js: "import { createRequire as __bundleRequire } from 'node:module';const require = __bundleRequire(import.meta.url);",
-            },
-          }),
+          // Bundled packages resolve against the bundle's own URL; CommonJS has no import.meta.
+          ...(commonJs
+            ? {
+                define: { 'import.meta.url': '__bundleUrl' },
+                banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+              }
+            : {
+                banner: {
+                  js: "import { createRequire as __bundleRequire } from 'node:module';const require = __bundleRequire(import.meta.url);",
+                },
+              }),
           // Some SDKs test `constructor.name`: keep the names esbuild would otherwise suffix.
           keepNames: true,
         }
@@ -102,14 +136,21 @@ export async function bundle(entry, { packages = 'external', external = [] } = {
     sourcemap: 'linked',
     metafile: true,
     logLevel: 'silent',
-    plugins: [sourceUrls],
+    plugins: [sourceUrls, ...(entries ? [virtualEntries(entries, dir)] : [])],
   });
-  const main = join(outdir, `main${extension}`);
-  // Named by a file replaced in one step, so a reader sees the old bundle or the new one, whole.
+  const mains = Object.fromEntries(
+    Object.keys(entryPoints).map((output) => [output, join(outdir, `${output}${extension}`)]),
+  );
+  // Named by a file replaced in one step, so a reader sees the old build or the new one, whole.
   const temporary = `${pointer}.${process.pid}.tmp`;
-  // Installed packages change only with the lockfile.
-  const inputs = Object.keys(metafile.inputs).filter((input) => !input.includes('node_modules/'));
-  writeFileSync(temporary, JSON.stringify({ main, inputs: [...inputs, 'package-lock.json'] }));
+  // Installed packages change only with the lockfile; virtual entries are checked by their hash.
+  const inputs = Object.keys(metafile.inputs).filter(
+    (input) => !input.includes('node_modules/') && !input.startsWith('virtual:'),
+  );
+  writeFileSync(
+    temporary,
+    JSON.stringify({ mains, inputs: [...inputs, 'package-lock.json'], contents: contentsHash }),
+  );
   renameSync(temporary, pointer);
   // Builds older than the previous one go after a day: a stack started earlier may still load their
   // chunks (a component restarting loads its chunk again).
@@ -117,7 +158,53 @@ export async function bundle(entry, { packages = 'external', external = [] } = {
   for (const old of builds.slice(0, -2))
     if (Date.now() - Number(old.split('-')[0]) > 86_400_000)
       rmSync(join(bundlesDir, name, old), { recursive: true, force: true });
-  return main;
+  return mains;
+}
+
+/**
+ * The bundle of module `entry` (an absolute path; TypeScript, an ES module, or CommonJS `.cjs`), made
+ * now if it is missing or stale. An ES module's dynamic imports stay chunks of their own, loaded when
+ * first used (the launcher never loads the emulators' own code, nor their packages); a `.cjs` entry
+ * gives one CommonJS file. With `packages: 'bundle'` the packages it imports are bundled too, but for
+ * `external` ones (optional dependencies that are not installed).
+ * @param {string} entry
+ * @param {{ packages?: 'external' | 'bundle', external?: string[] }} [options]
+ * @returns {Promise<string>} the path of the bundle's main module
+ */
+export async function bundle(entry, { packages = 'external', external = [] } = {}) {
+  const commonJs = entry.endsWith('.cjs');
+  const { main } = await build(
+    bundleName(entry, packages),
+    { main: entry },
+    { commonJs, packages, external },
+  );
+  return /** @type {string} */ (main);
+}
+
+/**
+ * One CommonJS file per entry of `entries` (output name → the text of a TypeScript module, resolving
+ * its imports from folder `dir`), with the packages they import, made in one build named `name` (the
+ * modules they share are read once). CommonJS, so that Node can run each from V8's code cache
+ * (run-cached.cjs); rebuilt when a source or an entry's text changed.
+ * @param {string} name
+ * @param {string} dir
+ * @param {Record<string, string>} entries
+ * @returns {Promise<Record<string, string>>} the path of each output by name
+ */
+export function bundleEntries(name, dir, entries) {
+  const entryPoints = Object.fromEntries(Object.keys(entries).map((output) => [output, `virtual:${output}`]));
+  return build(name, entryPoints, { commonJs: true, packages: 'bundle', external: [], entries, dir });
+}
+
+/**
+ * `import(specifier)` (an absolute URL or a package name), also from a bundle run from V8's code cache,
+ * whose own import() Node 20 cannot call: run-cached.cjs lends its own.
+ * @param {string} specifier
+ * @returns {Promise<Record<string, unknown>>}
+ */
+export function importModule(specifier) {
+  const lent = globalThis[Symbol.for('taskstack.import')];
+  return lent ? lent(specifier) : import(specifier);
 }
 
 /**

@@ -1,8 +1,9 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bundle } from './bundle.mjs';
+import { bundle, bundleEntries } from './bundle.mjs';
 import { testDataDir } from './testing.ts';
 
 const data = testDataDir();
@@ -37,4 +38,58 @@ describe('bundle', () => {
       });
       expect(module.mention).toBe('import.meta.url stays a text in a string');
     });
+});
+
+const runCached = fileURLToPath(new URL('./run-cached.cjs', import.meta.url));
+/** Runs `bundle` as a component's process does; answers what it printed. */
+const run = (bundle: string, ...args: string[]) => {
+  const { stdout, stderr, status } = spawnSync(process.execPath, [runCached, bundle, ...args], {
+    encoding: 'utf8',
+  });
+  return { stdout: stdout.trim(), stderr, status };
+};
+
+describe('bundleEntries and run-cached.cjs', () => {
+  it('make one CommonJS file per virtual entry, which runs as the main script from its code cache', async () => {
+    const dir = join(data.dir, 'entries');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, 'shared.ts'),
+      'export const where: string = new URL(".", import.meta.url).href;\n',
+    );
+    const say = (word: string) => `import { where } from './shared.ts';
+import { basename } from 'node:path';
+import { importModule } from ${JSON.stringify(fileURLToPath(new URL('./bundle.mjs', import.meta.url)))};
+const saveCodeCache = (globalThis as Record<symbol, () => void>)[Symbol.for('taskstack.saveCodeCache')];
+// What is not bundled is imported through Node's own loader, from the cache too.
+importModule('node:path').then(({ sep }) => {
+console.log(${JSON.stringify(word)}, where === ${JSON.stringify(pathToFileURL(`${dir}/`).href)}, basename(process.argv[1] ?? ''), process.argv.slice(2).join(' '), sep);
+  saveCodeCache?.();
+});
+`;
+    const first = await bundleEntries('test-entries', dir, { a: say('alpha'), b: say('beta') });
+    expect(Object.keys(first).sort()).toEqual(['a', 'b']);
+    // Each module keeps its own import.meta.url; the bundle sees itself as the main script, with its arguments.
+    expect(run(first.a as string, 'x', '--y')).toMatchObject({
+      stdout: 'alpha true a.cjs x --y /',
+      stderr: '',
+      status: 0,
+    });
+    const cache = `${first.a}.v8cache`;
+    const written = statSync(cache).mtimeMs;
+    expect(readFileSync(cache).length).toBeGreaterThan(0);
+    // A cache V8 accepts is used as it is, not written again.
+    expect(run(first.a as string).stdout).toBe('alpha true a.cjs  /');
+    expect(statSync(cache).mtimeMs).toBe(written);
+    // A damaged cache is refused by V8, and replaced.
+    writeFileSync(cache, 'not a cache');
+    expect(run(first.a as string).stdout).toBe('alpha true a.cjs  /');
+    expect(readFileSync(cache, 'utf8')).not.toBe('not a cache');
+
+    // Asked again with the same entries and sources: the same files. A changed entry text: built again.
+    expect(await bundleEntries('test-entries', dir, { a: say('alpha'), b: say('beta') })).toEqual(first);
+    const second = await bundleEntries('test-entries', dir, { a: say('gamma'), b: say('beta') });
+    expect(second.a).not.toBe(first.a);
+    expect(run(second.a as string).stdout).toBe('gamma true a.cjs  /');
+  });
 });

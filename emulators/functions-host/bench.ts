@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FromComponent, ToComponent } from '../core/ipc.ts';
 import { testContext, testDataDir } from '../core/testing.ts';
-import { bundledEntry } from '../stack/component.ts';
+import { componentEntry } from '../stack/component.ts';
 
 const benchApp = fileURLToPath(new URL('./test/app-bench/', import.meta.url));
 
@@ -44,8 +44,8 @@ async function load(url: string, concurrency: number, durationMs: number): Promi
 }
 
 /** Plain JavaScript on bare Node, as the launcher runs its components (no TypeScript loader). */
-const fork_ = (script: string) =>
-  fork(script, [], { execArgv: [], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+const fork_ = (script: string, args: string[] = []) =>
+  fork(script, args, { execArgv: [], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
 
 /** The same handler in bare node:http. */
 async function bareServer(): Promise<{ url: string; stop(): void }> {
@@ -65,7 +65,8 @@ async function bareServer(): Promise<{ url: string; stop(): void }> {
  */
 async function hostServer(dataDir: string, options: Record<string, unknown>) {
   const context = await testContext(dataDir);
-  const child = fork_((await bundledEntry()).path);
+  const entry = await componentEntry('functions');
+  const child = fork_(entry.path, entry.args);
   let seen = '';
   // The host's output may arrive after its ready message: wait for the line itself.
   const reported = new Promise<{ startMs: number; appLoadMs: number }>((resolve) => {

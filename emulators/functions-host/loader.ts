@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { glob } from 'tinyglobby';
 import { z } from 'zod';
+import { importModule } from '../core/bundle.mjs';
 import { readJsonIfExists } from '../core/files.ts';
 import type { AppRegistry } from './core-api.ts';
 
@@ -36,7 +37,7 @@ export async function loadApp(appDir: string): Promise<string[]> {
   for (const file of files) {
     const path = join(appDir, file);
     try {
-      if (isEsModule(file, pkg.data.type)) await import(pathToFileURL(path).href);
+      if (isEsModule(file, pkg.data.type)) await importModule(pathToFileURL(path).href);
       else requireFile(path);
     } catch (error) {
       throw new Error(`could not load entry point ${file}: ${(error as Error).message}`);

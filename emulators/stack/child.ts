@@ -1,13 +1,13 @@
 /**
- * Entry point of a component's own process. The launcher forks this file, sends `start` over IPC,
- * and from then on relays clock moves, health checks, control actions and `stop`.
+ * A component's own process: one emulator, bundled with this module (component.ts). The launcher forks
+ * it, sends `start` over IPC, and from then on relays clock moves, health checks, control actions and
+ * `stop`.
  */
 
 import { StackClock } from '../core/clock.ts';
-import type { RunningEmulator } from '../core/emulator.ts';
+import type { Emulator, RunningEmulator } from '../core/emulator.ts';
 import { type FromComponent, NotFoundError, type ToComponent } from '../core/ipc.ts';
 import { loadTopology } from '../core/topology.ts';
-import { loadEmulator } from '../registry.ts';
 
 /**
  * Output lines, written once per turn of the event loop: stdout is a pipe here, and pipe writes are
@@ -34,6 +34,10 @@ const clock = new StackClock();
 let running: RunningEmulator | undefined;
 let stopping = false;
 
+/** Keeps V8's code for what the start compiled, when run from run-cached.cjs (a no-op otherwise). */
+const saveCodeCache = () =>
+  (globalThis as Record<symbol, (() => void) | undefined>)[Symbol.for('taskstack.saveCodeCache')]?.();
+
 async function stop(code: number): Promise<never> {
   if (!stopping) {
     stopping = true;
@@ -57,12 +61,18 @@ async function reply(id: number, work: () => Promise<unknown>) {
   }
 }
 
-process.on('message', async (message: ToComponent) => {
+/** Serves `emulator` in this process, as the launcher's `start` message asks. */
+export function serveComponent(emulator: Emulator): void {
+  process.on('message', (message: ToComponent) => void handle(emulator, message));
+}
+
+async function handle(emulator: Emulator, message: ToComponent) {
   switch (message.type) {
     case 'start':
       try {
+        if (message.emulator !== emulator.name)
+          throw new Error(`this process runs ${emulator.name}, not ${message.emulator}`);
         clock.replaceShifts(message.shifts);
-        const emulator = await loadEmulator(message.emulator);
         const options = emulator.options.parse(message.options);
         running = await emulator.start(options, {
           stateDir: message.stateDir,
@@ -77,6 +87,7 @@ process.on('message', async (message: ToComponent) => {
           },
         });
         send({ type: 'ready', endpoints: running.endpoints });
+        saveCodeCache();
       } catch (error) {
         send({ type: 'failed', message: (error as Error).message });
         await stop(1);
@@ -102,7 +113,7 @@ process.on('message', async (message: ToComponent) => {
     case 'stop':
       await stop(0);
   }
-});
+}
 
 /** How long a component whose launcher is gone may spend saving its state before it exits anyway. */
 const ORPHAN_GRACE_MS = 800;

@@ -1,26 +1,41 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
+import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { bundle } from '../core/bundle.mjs';
+import { bundleEntries } from '../core/bundle.mjs';
 import type { ClockShift } from '../core/clock.ts';
 import { type FromComponent, NotFoundError, type ToComponent } from '../core/ipc.ts';
+import { emulatorModule, hosts, services } from '../registry.ts';
 import { type Console, printable } from './console.ts';
 
-/** Where a component process starts. */
+/** How a component's process starts: the module Node runs and its arguments. */
 export interface ComponentEntry {
   path: string;
-  execArgv: string[];
+  args: string[];
 }
 const childSource = fileURLToPath(new URL('./child.ts', import.meta.url));
+const runCached = fileURLToPath(new URL('../core/run-cached.cjs', import.meta.url));
 
 /**
- * The entry the launcher forks: child.ts bundled with the emulators and their packages (each component
- * loads its own chunk), on bare Node — a TypeScript loader would cost each process ~35 MB, and loading
- * a package's hundreds of files one by one most of a component's start.
+ * The entry of emulator `emulator`'s processes: child.ts and that emulator bundled with their packages
+ * into one CommonJS file, run on bare Node from V8's code cache (run-cached.cjs). A TypeScript loader
+ * would cost each process ~35 MB and half a second, loading a package's hundreds of files one by one
+ * most of a component's start, and compiling its bundle without the cache about twice as much.
  */
-export async function bundledEntry(): Promise<ComponentEntry> {
-  return { path: await bundle(childSource, { packages: 'bundle' }), execArgv: [] };
+export async function componentEntry(emulator: string): Promise<ComponentEntry> {
+  const entries = Object.fromEntries(
+    [...Object.keys(services), ...Object.keys(hosts)].map((name) => [
+      name,
+      `import emulator from ${JSON.stringify(emulatorModule(name))};
+import { serveComponent } from ${JSON.stringify(childSource)};
+serveComponent(emulator);`,
+    ]),
+  );
+  const mains = await bundleEntries('emulators__stack__components', dirname(childSource), entries);
+  const main = mains[emulator];
+  if (!main) throw new Error(`unknown emulator ${emulator}`);
+  return { path: runCached, args: [main] };
 }
 type StartMessage = Extract<ToComponent, { type: 'start' }>;
 /** Checks a (re)started component: its endpoints are the wired ones and it answers its health check. */
@@ -73,8 +88,8 @@ export class ComponentProcess {
   }
 
   #fork(): Promise<Record<string, string>> {
-    const child = fork(this.entry.path, [], {
-      execArgv: this.entry.execArgv,
+    const child = fork(this.entry.path, this.entry.args, {
+      execArgv: [],
       env: this.env,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       // Its own process group: a terminal's Ctrl-C (SIGINT to the whole foreground group) reaches the

@@ -9,7 +9,7 @@ import { loadSecrets } from '../core/secrets.ts';
 import { loadTopology } from '../core/topology.ts';
 import { loadDirectory, testUsers } from '../identity/directory.ts';
 import { buildAppIfChanged } from './build-app.ts';
-import { bundledEntry, ComponentProcess } from './component.ts';
+import { type ComponentEntry, ComponentProcess, componentEntry } from './component.ts';
 import { Console } from './console.ts';
 import { startControlServer } from './control.ts';
 import { parseStackOptions, type StackOptionsInput } from './options.ts';
@@ -60,7 +60,11 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
       `${clockPath}: ${history.problem}; kept the ${history.shifts.length} shift(s) before it`,
     );
   const env = { ...process.env, NODE_EXTRA_CA_CERTS: tls.caPath };
-  const entry = await bundledEntry();
+  // Each emulator's bundle, made now if a source changed (web apps A and B run the same one).
+  const emulators = [...new Set(plans.map((plan) => plan.emulator))];
+  const entries = new Map(
+    await Promise.all(emulators.map(async (name) => [name, await componentEntry(name)] as const)),
+  );
 
   // The function app whose keys stack.json names (functionKey, masterKey).
   const functionApp = plans.find((plan) => plan.emulator === 'functions')?.name;
@@ -86,7 +90,7 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
       env,
       logs[logName] as string,
       out,
-      entry,
+      entries.get(plan.emulator) as ComponentEntry,
       // At every (re)start: the endpoints the stack wired, and a health check that passes.
       async (self, endpoints) => {
         checkEndpoints(plan.name, endpoints, plan.expected);

@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream';
 import { loadApps } from '../core/apps.ts';
 import { testContext, waitFor } from '../core/testing.ts';
 import { serviceNames } from '../registry.ts';
-import { bundledEntry, ComponentProcess } from './component.ts';
+import { ComponentProcess, componentEntry } from './component.ts';
 import { Console } from './console.ts';
 import { processAlive, stackFilePath } from './stackfile.ts';
 
@@ -155,7 +155,7 @@ export async function startComponent(
     shifts: [...context.clock.shifts],
   };
   // What the launcher runs: a TypeScript loader would cost every component process half a second.
-  const entry = await bundledEntry();
+  const entry = await componentEntry(name);
   const launch = async () => {
     const logPath = join(dataDir, 'logs', `${name}.log`);
     const process = new ComponentProcess(

@@ -25,7 +25,7 @@ async function imageImports() {
   // Each component's module as the registry imports it (the gateway lives in gateway-sim/, not emulators/).
   const registry = readFileSync(join(repositoryRoot, 'emulators/registry.ts'), 'utf8');
   const entries = components.map((name) => {
-    const path = new RegExp(`^\\s*${name}: \\(\\) => import\\('([^']+)'\\)`, 'm').exec(registry)?.[1];
+    const path = new RegExp(`^\\s*${name}: '([^']+)'`, 'm').exec(registry)?.[1];
     expect(path, `${name} in emulators/registry.ts`).toBeDefined();
     return join('emulators', path as string);
   });
