@@ -1,9 +1,7 @@
 import { webcrypto } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-// @peculiar/x509 resolves its ASN.1 schemas through tsyringe, which needs the reflect polyfill.
-import 'reflect-metadata';
-import * as x509 from '@peculiar/x509';
+import type * as X509 from '@peculiar/x509';
 import { readJsonIfExists, writeFileAtomic } from './files.ts';
 
 /** PEM material every HTTPS emulator serves with, and the CA certificate every client trusts. */
@@ -22,7 +20,18 @@ interface StoredCa extends TlsMaterial {
 
 const algorithm = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 const DAY = 86_400_000;
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+
+/**
+ * @peculiar/x509, loaded only to make a certificate: its ASN.1 schemas are most of what a start (or any
+ * `taskstack` command) would otherwise load, and a data directory's certificates are made once a year.
+ */
+let x509: typeof X509;
+async function loadX509(): Promise<void> {
+  // It resolves its ASN.1 schemas through tsyringe, which needs the reflect polyfill first.
+  await import('reflect-metadata');
+  x509 = await import('@peculiar/x509');
+  x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+}
 
 const pemKey = async (key: CryptoKey) =>
   x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
@@ -33,7 +42,7 @@ async function importKey(pem: string): Promise<CryptoKey> {
   return webcrypto.subtle.importKey('pkcs8', der, algorithm, true, ['sign']);
 }
 
-async function issueServerCert(caCert: x509.X509Certificate, caKey: CryptoKey, hosts: string[]) {
+async function issueServerCert(caCert: X509.X509Certificate, caKey: CryptoKey, hosts: string[]) {
   const keys = await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify']);
   const notAfter = new Date(Date.now() + 365 * DAY);
   const cert = await x509.X509CertificateGenerator.create({
@@ -101,8 +110,10 @@ export async function loadTls(
   let stored = readJsonIfExists<StoredCa>(path);
   let changed = true;
   if (!stored) {
+    await loadX509();
     stored = await createCa(hosts);
   } else if (Date.parse(stored.certNotAfter) - Date.now() < 7 * DAY) {
+    await loadX509();
     stored = {
       ...stored,
       ...(await issueServerCert(new x509.X509Certificate(stored.ca), await importKey(stored.caKey), hosts)),

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// `taskstack` and `npm start`: the command line (cli.ts), bundled to plain JavaScript and run on bare Node.
-import { fileURLToPath } from 'node:url';
-import { importTypeScript } from '../core/bundle.mjs';
+// `taskstack` and `npm start`: the command line (cli.ts), bundled with its packages to plain JavaScript
+// and run on bare Node (loading the packages module by module cost every command a third of a second).
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { bundle } from '../core/bundle.mjs';
 
-await importTypeScript(fileURLToPath(new URL('./cli.ts', import.meta.url)));
+const cli = fileURLToPath(new URL('./cli.ts', import.meta.url));
+await import(pathToFileURL(await bundle(cli, { packages: 'bundle' })).href);
