@@ -29,7 +29,8 @@ let x509: typeof X509;
 async function loadX509(): Promise<void> {
   // It resolves its ASN.1 schemas through tsyringe, which needs the reflect polyfill first.
   await import('reflect-metadata');
-  x509 = await import('@peculiar/x509');
+  // A CommonJS package: its exports object is the default export wherever it is loaded from (bundled or not).
+  x509 = ((await import('@peculiar/x509')) as unknown as { default: typeof X509 }).default;
   x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 }
 

@@ -1,0 +1,28 @@
+/**
+ * `taskstack start` as a new user's first run meets it: the command line as installed (its bundle), on
+ * an empty data directory — nothing copied in, unlike the other tests' data directories.
+ */
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { probe } from '../core/http.ts';
+import { startCli } from './test-support.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'taskstack-fresh-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('taskstack start on an empty data directory', () => {
+  it('makes the directory’s CA and keys, serves HTTPS with them, and stops on Ctrl-C', async () => {
+    const stack = await startCli(dir, '--free-ports', '--components', 'keyvault');
+    const ca = readFileSync(join(dir, 'ca', 'ca.pem'), 'utf8');
+    expect(ca).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    expect(statSync(join(dir, 'ca', 'ca.json')).mode & 0o777).toBe(0o600);
+    const vault = stack.description().endpoints.keyvault?.vault as string;
+    // The vault answers an unauthenticated request with its challenge, over TLS the new CA vouches for.
+    expect(await probe(`${vault}secrets?api-version=7.4`, { ca })).toBe(401);
+    process.kill(-(stack.child.pid as number), 'SIGINT');
+    expect(await stack.exited).toBe(0);
+    expect(stack.output()).toContain('stopped.');
+  });
+});
