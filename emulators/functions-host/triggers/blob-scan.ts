@@ -15,7 +15,7 @@ import { isNotFound } from '../connections.ts';
 import { HOSTS_CONTAINER } from './blob-receipts.ts';
 
 /** The runtime's budget of blobs listed per container and poll. */
-const PAGE_SIZE = 5000;
+export const PAGE_SIZE = 5000;
 /** Blob timestamps have whole seconds: a second's margin keeps a blob of the mark's second in view. */
 const MARGIN_MS = 1000;
 

@@ -5,7 +5,7 @@
  * time, recorded by a receipt (`blob-receipts.ts`) so that a restart never repeats a finished version.
  * A failed run is tried again after the next sweep, up to `maxDequeueCount` (5) tries, then poisoned.
  */
-import type { BlobServiceClient } from '@azure/storage-blob';
+import type { ContainerClient } from '@azure/storage-blob';
 import { splitBlobPath } from '../bindings/outputs.ts';
 import { blobService, downloadBlob, isNotFound, resolveSettingReferences } from '../connections.ts';
 import type { RegisteredFunction, RpcTypedData } from '../core-api.ts';
@@ -14,18 +14,17 @@ import type { TriggerInput } from '../invoke.ts';
 import { Outage } from '../listeners.ts';
 import { compilePattern } from './blob-path.ts';
 import { type BlobVersion, poison, Receipts } from './blob-receipts.ts';
-import { ContainerScan } from './blob-scan.ts';
+import { ContainerScan, PAGE_SIZE } from './blob-scan.ts';
 
 /** How often a container is swept when sweeping it is cheap. */
 export const SCAN_INTERVAL_MS = 1000;
-/** The runtime's polling interval: the longest a container waits for its next sweep. */
-const MAX_SCAN_INTERVAL_MS = 10_000;
 /**
- * The pause after a sweep per blob it listed (within the two bounds above): listing a large container
- * must not keep the storage, and this host, busy. Counted in blobs rather than timed, so that a busy
- * machine does not slow the sweeps of small containers.
+ * The pause after a sweep per blob it listed: the runtime's listing budget, a page of `PAGE_SIZE` blobs
+ * per container and 10 s polling interval, so that listing a large container keeps the storage, and this
+ * host, no busier than the runtime keeps them (10,000 blobs: a sweep every 20 s). Counted in blobs
+ * rather than timed, so that a busy machine does not slow the sweeps of small containers.
  */
-const PAUSE_PER_BLOB_MS = 2;
+const PAUSE_PER_BLOB_MS = 10_000 / PAGE_SIZE;
 /** How many blobs run at once: the runtime's blob trigger queue takes `queues.batchSize` (16) at a time. */
 const BATCH_SIZE = 16;
 
@@ -37,17 +36,17 @@ const typed = (value: unknown): RpcTypedData =>
 
 /** The invocation input for one blob: its content, and the runtime's trigger metadata and binding data. */
 async function blobInput(
-  service: BlobServiceClient,
+  container: ContainerClient,
   trigger: TriggerBinding,
-  version: { container: string; name: string },
+  name: string,
   params: Record<string, string>,
   reason: string,
 ): Promise<{ input: TriggerInput; etag: string }> {
-  const client = service.getContainerClient(version.container).getBlobClient(version.name);
+  const client = container.getBlobClient(name);
   const { content, etag: raw, properties } = await downloadBlob(client);
   const etag = quoted(raw);
   const metadata = {
-    BlobTrigger: `${version.container}/${version.name}`,
+    BlobTrigger: `${container.containerName}/${name}`,
     Uri: client.url,
     Properties: {
       ContentType: properties.contentType,
@@ -113,20 +112,22 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     if (receipt.complete) return true;
     const tries = receipt.tries + 1;
     const reason = `New blob detected(LogsAndContainerScan): ${container}/${version.name}`;
-    const read = await blobInput(service, trigger, version, version.params, reason).catch((error) => {
-      if (isNotFound(error)) return undefined; // deleted since listing: nothing to run, as in the runtime
-      throw error;
-    });
+    const read = await blobInput(containerClient, trigger, version.name, version.params, reason).catch(
+      (error) => {
+        if (isNotFound(error)) return undefined; // deleted since listing: nothing to run, as in the runtime
+        throw error;
+      },
+    );
     // Changed since listing: that new version is found by a sweep of its own.
     if (read?.etag !== version.etag) return true;
     const outcome = await host.invoker.invoke(fn, read.input);
     if (outcome.succeeded) {
-      await receipts.write(version, {});
+      await receipt.write({});
     } else if (tries >= host.config.maxDequeueCount) {
       await poison(host, fn, version);
-      await receipts.write(version, { Poisoned: 'true' });
+      await receipt.write({ Poisoned: 'true' });
     } else {
-      await receipts.write(version, { Incomplete: 'true', Tries: String(tries) });
+      await receipt.write({ Incomplete: 'true', Tries: String(tries) });
       return false;
     }
     return true;
@@ -202,7 +203,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
       .then(
         (listed) => {
           outage.recovered();
-          delay = Math.min(MAX_SCAN_INTERVAL_MS, Math.max(SCAN_INTERVAL_MS, listed * PAUSE_PER_BLOB_MS));
+          delay = Math.max(SCAN_INTERVAL_MS, listed * PAUSE_PER_BLOB_MS);
         },
         (error: Error) => {
           delay = outage.failed(error);
@@ -236,6 +237,6 @@ export const blobTrigger: TriggerKind = {
     const pattern = splitBlobPath(resolveSettingReferences(String(trigger.path ?? ''), host.settings)).blob;
     const params = compilePattern(pattern).match(blob) ?? {};
     const reason = 'This function was programmatically called via the host APIs.';
-    return (await blobInput(service, trigger, { container, name: blob }, params, reason)).input;
+    return (await blobInput(service.getContainerClient(container), trigger, blob, params, reason)).input;
   },
 };
