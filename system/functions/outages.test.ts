@@ -30,8 +30,8 @@ const messages = (fn: string, prefix: string) =>
   app.logs().filter((e) => e.function === fn && e.message.startsWith(prefix));
 /** Waits until every expected line was logged, then checks none was logged twice. */
 async function eachOnce(fn: string, expected: string[]) {
-  await app.waitForLog(() => {
-    const seen = new Set(app.logs().map((e) => e.message));
+  await app.waitForLogs((entries) => {
+    const seen = new Set(entries.map((e) => e.message));
     return expected.every((line) => seen.has(line));
   }, FLOW_MS);
   const counts = new Map<string, number>();
@@ -190,7 +190,7 @@ describe('an Azurite outage', () => {
         // The timer fires on the stack clock while its status store is down: it runs, and says why
         // the status was not saved.
         await app.stack.advanceClock(5 * 60_000);
-        await app.waitForLog(() => checks() > runs, FLOW_MS);
+        await app.waitForLogs(() => checks() > runs, FLOW_MS);
         await hostProblem(mark, /^timer CheckTasks: status not saved/);
         // Event Hubs is up: its events run while their checkpoints cannot be saved.
         during.push(...(await send(titles('during the Azurite outage'))));
@@ -202,7 +202,7 @@ describe('an Azurite outage', () => {
       await eachOnce('ProcessTaskEvents', [...during, ...(await send(titles('after the Azurite outage')))]);
       await logged(mark, (e) => e.message === 'timer CheckTasks: status saved again');
       await app.stack.advanceClock(5 * 60_000);
-      await app.waitForLog(() => checks() > runs + 1, FLOW_MS);
+      await app.waitForLogs(() => checks() > runs + 1, FLOW_MS);
     },
     TEST_MS,
   );

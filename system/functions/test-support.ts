@@ -21,6 +21,11 @@ export interface AppStack {
   logs(): LogEntry[];
   /** Polls the function log until an entry matches; fails with the log's tail after `timeoutMs`. */
   waitForLog(match: (entry: LogEntry) => boolean, timeoutMs?: number): Promise<LogEntry>;
+  /**
+   * Polls the function log until `holds` is true of all its entries (one read per poll: a condition on
+   * the whole log, such as a count, must not re-read it for each entry); fails like waitForLog.
+   */
+  waitForLogs(holds: (entries: LogEntry[]) => boolean, timeoutMs?: number): Promise<void>;
   /** Every line of every log file of the run (components and functions). */
   allLogText(): string;
   stop(): Promise<void>;
@@ -54,6 +59,18 @@ export async function startAppStack(options: AppStackOptions = {}): Promise<AppS
   const { baseUrl = '', functionKey, logs: logFiles } = stack.description;
   const functionLog = logFiles.functions ?? '';
   const readLog = (): LogEntry[] => readLogFile(functionLog);
+  const pollLog = <T>(
+    what: string,
+    probe: (entries: LogEntry[]) => T | undefined | false,
+    timeoutMs = 60_000,
+  ) =>
+    waitFor(what, () => probe(readLog()), timeoutMs).catch((error: Error) => {
+      const tail = readLog()
+        .slice(-15)
+        .map((entry) => entry.message)
+        .join('\n');
+      throw new Error(`${error.message}; last entries:\n${tail}`);
+    });
   return {
     stack,
     baseUrl,
@@ -62,16 +79,10 @@ export async function startAppStack(options: AppStackOptions = {}): Promise<AppS
       return `${baseUrl}/api/${path}?${new URLSearchParams({ ...query, code: functionKey })}`;
     },
     logs: readLog,
-    waitForLog(match, timeoutMs = 60_000) {
-      return waitFor('a matching function log entry', () => readLog().find(match), timeoutMs).catch(
-        (error: Error) => {
-          const tail = readLog()
-            .slice(-15)
-            .map((entry) => entry.message)
-            .join('\n');
-          throw new Error(`${error.message}; last entries:\n${tail}`);
-        },
-      );
+    waitForLog: (match, timeoutMs) =>
+      pollLog('a matching function log entry', (e) => e.find(match), timeoutMs),
+    async waitForLogs(holds, timeoutMs) {
+      await pollLog('the function log to hold what is expected', holds, timeoutMs);
     },
     allLogText() {
       const dir = join(data.dir, 'logs');

@@ -39,14 +39,14 @@ describe('CheckTasks', () => {
   it('runs through the admin API', async () => {
     const before = runs().length;
     expect((await admin('functions/CheckTasks', { input: '' })).status).toBe(202);
-    await app.waitForLog(() => runs().length > before);
+    await app.waitForLogs(() => runs().length > before);
     expect(runs().at(-1)?.message).toMatch(/^CheckTasks: checking tasks \(past due: (true|false)\)$/);
   });
 
   it('runs when the stack clock moves 5 minutes', async () => {
     const before = runs().length;
     await app.stack.advanceClock(5 * 60_000);
-    await app.waitForLog(() => runs().length > before);
+    await app.waitForLogs(() => runs().length > before);
   });
 });
 
