@@ -29,3 +29,6 @@ utils.isURITemplateMatch = (url, template) => {
 };
 
 require('azurite/dist/src/blob/main.js');
+
+// Azurite's modules are loaded: keep V8's code for them (when run by run-cached.cjs; see azurite.ts).
+globalThis[Symbol.for('taskstack.saveCodeCache')]?.();

@@ -16,31 +16,26 @@ const Module = require('node:module');
 const { dirname, resolve } = require('node:path');
 const vm = require('node:vm');
 
-// Node 20 calls the main context's loader, which every module's import() uses, experimental for vm
-// scripts; the one warning about it would open every component's log.
-const emitWarning = process.emitWarning;
-process.emitWarning = (warning, ...rest) => {
-  if (!String(warning).includes('vm.USE_MAIN_CONTEXT_DEFAULT_LOADER'))
-    emitWarning.call(process, warning, ...rest);
-};
-
 const bundle = resolve(process.argv[2] ?? '');
 // The bundle sees itself as the main script, with its own arguments: `node BUNDLE ARGS…`.
 process.argv.splice(1, 2, bundle);
 const cachePath = `${bundle}.v8cache`;
-let cachedData;
-try {
-  cachedData = readFileSync(cachePath);
-} catch {
-  // No cache yet: compile from source.
+
+/** The bundle compiled, from the cache if V8 takes it; the cache's bytes are not kept once used. */
+function compile() {
+  let cachedData;
+  try {
+    cachedData = readFileSync(cachePath);
+  } catch {
+    // No cache yet: compile from source.
+  }
+  const script = new vm.Script(Module.wrap(readFileSync(bundle, 'utf8')), { filename: bundle, cachedData });
+  return { script, fromCache: cachedData !== undefined && !script.cachedDataRejected };
 }
-const script = new vm.Script(Module.wrap(readFileSync(bundle, 'utf8')), {
-  filename: bundle,
-  cachedData,
-});
+const { script, fromCache } = compile();
 globalThis[Symbol.for('taskstack.import')] = (specifier) => import(specifier);
 
-let saved = !(cachedData === undefined || script.cachedDataRejected);
+let saved = fromCache;
 /** Called by the bundle once it has started (see child.ts): writes the cache, whole or not at all. */
 globalThis[Symbol.for('taskstack.saveCodeCache')] = () => {
   if (saved) return;
