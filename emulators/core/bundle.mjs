@@ -116,10 +116,13 @@ async function buildNow(name, entryPoints, { commonJs, packages, external, entri
           external: ['esbuild', ...external],
           // Bundled CommonJS packages require Node's built-ins; an ES module has no `require` of its own.
           // Bundled packages resolve against the bundle's own URL; CommonJS has no import.meta.
+          // A CommonJS bundle's import() of what it does not contain becomes require(): a script compiled
+          // from a code cache cannot call import() on Node 20 (see run-cached.cjs; importModule).
           ...(commonJs
             ? {
                 define: { 'import.meta.url': '__bundleUrl' },
                 banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+                supported: { 'dynamic-import': false },
               }
             : {
                 banner: {
@@ -128,6 +131,9 @@ async function buildNow(name, entryPoints, { commonJs, packages, external, entri
               }),
           // Some SDKs test `constructor.name`: keep the names esbuild would otherwise suffix.
           keepNames: true,
+          // No comments: V8 keeps a module's source in memory, at two bytes a character for the whole
+          // file once one character is outside Latin-1 (a dash in a comment will do).
+          minifyWhitespace: true,
         }
       : { packages: 'external' }),
     platform: 'node',
