@@ -1,27 +1,106 @@
 /**
  * Builds the app as `npm run build` does before App Service runs `npm start`: src/server.ts (and what it
  * imports, including the modules it shares with the function app) → dist/server.js, an ES module for
- * Node 20 with the Azure SDKs bundled in (system/build.ts). Express and what it loads by name (the pug
- * view engine) and its middleware stay packages of their own. Views are read from views/ at run time.
+ * Node 20 with everything it needs bundled in (system/build.ts): the Azure SDKs, Express and its
+ * middleware. The pug views (views/, their source) are compiled here by pug's own compiler into template
+ * functions in the bundle, so pug is not loaded, nor a view compiled, when the app runs; a view pug
+ * refuses fails the build.
  */
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
+import pug from 'pug';
 import { type BuildReport, bundleOptions, writeBuildOutput } from '../build.ts';
 
 const appDir = fileURLToPath(new URL('.', import.meta.url));
+// The repository's lockfile describes the node_modules the build bundles from.
+const repositoryRoot = join(appDir, '../..');
+
+/**
+ * `import render from '…/x.pug'` is that view compiled by pug into `render(locals) → HTML`, the function
+ * `res.render` would have compiled at the first request (the same compiler, so the same HTML). The
+ * views a view extends or includes are added to `dependencies`.
+ */
+export function pugViews(dependencies: Set<string>): Plugin {
+  return {
+    name: 'pug-views',
+    setup(build) {
+      build.onLoad({ filter: /\.pug$/ }, ({ path }) => {
+        const compiled = pug.compileClientWithDependenciesTracked(readFileSync(path, 'utf8'), {
+          filename: path,
+          name: 'render',
+          // Without line tracking, which would also write the build machine's paths into the bundle.
+          compileDebug: false,
+        });
+        for (const dependency of compiled.dependencies) dependencies.add(dependency);
+        return { contents: `${compiled.body}\nexport default render;\n`, loader: 'js' };
+      });
+    },
+  };
+}
+
+/** The folder of the installed package holding `file`: the innermost `node_modules/<name>` (or `@scope/name`). */
+const packageDir = (file: string) => /^.*\/node_modules\/(?:@[^/]+\/)?[^/]+/.exec(file)?.[0];
+
+/**
+ * One copy of each package: npm installs the same version in several nested node_modules (mime-types
+ * 3.0.2 and its mime-db under express, send, accepts and type-is), and each copy would otherwise be
+ * bundled, loaded and build its tables again. Copies are the same when package-lock.json gives them the
+ * same name, version and integrity (the same tarball); the first in sorted order is kept, so every build
+ * makes the same bundle.
+ */
+function oneCopyPerPackage(lockfile: string): Plugin {
+  const root = dirname(lockfile);
+  const { packages } = JSON.parse(readFileSync(lockfile, 'utf8')) as {
+    packages: Record<string, { version?: string; integrity?: string }>;
+  };
+  const identity = (path: string) => {
+    const entry = packages[path];
+    return entry?.integrity && `${path.replace(/^.*node_modules\//, '')}@${entry.version} ${entry.integrity}`;
+  };
+  const kept = new Map<string, string>();
+  for (const path of Object.keys(packages).sort()) {
+    const key = identity(path);
+    if (key && !kept.has(key)) kept.set(key, path);
+  }
+  return {
+    name: 'one-copy-per-package',
+    setup(build) {
+      build.onResolve({ filter: /^[^./]/ }, async ({ path, importer, resolveDir, kind, pluginData }) => {
+        if (pluginData === 'resolving') return undefined;
+        const resolved = await build.resolve(path, { importer, resolveDir, kind, pluginData: 'resolving' });
+        const dir = packageDir(resolved.path);
+        const key = dir && identity(relative(root, dir));
+        if (resolved.errors.length || resolved.external || !dir || !key) return resolved;
+        return { ...resolved, path: join(root, kept.get(key) as string) + resolved.path.slice(dir.length) };
+      });
+    },
+  };
+}
 
 /**
  * dist/ is written as system/build.ts says: a web app started meanwhile never reads half a file.
  * Answers what it read and wrote (for the launcher, which builds again only when needed).
  */
 export async function buildWebApp(): Promise<BuildReport> {
+  const views = new Set<string>();
+  const options = bundleOptions(appDir);
   const result = await build({
-    ...bundleOptions(appDir),
+    ...options,
+    plugins: [
+      ...(options.plugins ?? []),
+      oneCopyPerPackage(join(repositoryRoot, 'package-lock.json')),
+      pugViews(views),
+    ],
     entryPoints: ['src/server.ts'],
     outdir: 'dist',
+    // What only one variant needs (server.ts imports it when chosen) goes to chunks of its own.
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
   });
-  return writeBuildOutput(result, join(appDir, 'dist'));
+  const report = await writeBuildOutput(result, join(appDir, 'dist'));
+  return { ...report, sources: [...new Set([...report.sources, ...views])] };
 }
 
 /** The launcher builds every app through its build module's default export. */

@@ -6,6 +6,7 @@
 import cookieParser from 'cookie-parser';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
+import indexView from '../views/index.pug';
 import type { WebConfig } from './config.ts';
 import {
   BAD_FORM_TOKEN,
@@ -25,7 +26,6 @@ import { checkForm, checkTask, type TaskStore } from './tasks.ts';
 
 export interface WebParts {
   config: WebConfig;
-  viewsDir: string;
   store: TaskStore;
   sessions: Sessions;
   /** Variant A: the stream hub messages of Create. */
@@ -43,13 +43,10 @@ interface FormState {
 
 const isJson = (req: Request) => /^application\/json\s*(;|$)/i.test(req.get('content-type') ?? '');
 
-export function createApp({ config, viewsDir, store, sessions, events, signIn, log }: WebParts) {
+export function createApp({ config, store, sessions, events, signIn, log }: WebParts) {
   const app = express();
   // App Service's front end terminates TLS and says so in X-Forwarded-Proto: cookies are then Secure.
   app.set('trust proxy', true);
-  app.set('views', viewsDir);
-  app.set('view engine', 'pug');
-  app.set('view cache', true);
   app.use(
     helmet({
       contentSecurityPolicy: {
@@ -77,14 +74,17 @@ export function createApp({ config, viewsDir, store, sessions, events, signIn, l
     const profile = signIn && (await signIn.profile(res));
     if (signIn && !profile) return signIn.challenge(req, res);
     const tasks = await store.list();
-    res.status(status).render('index', {
-      variant: config.variant,
-      tasks,
-      profile,
-      formToken: sessions.formToken(req, res),
-      message: refused?.message,
-      values: refused?.values ?? {},
-    });
+    // What res.render would send: the view compiled at build time (build.ts), sent as HTML.
+    res.status(status).send(
+      indexView({
+        variant: config.variant,
+        tasks,
+        profile,
+        formToken: sessions.formToken(req, res),
+        message: refused?.message,
+        values: refused?.values ?? {},
+      }),
+    );
   }
 
   app.get('/', (req, res) => index(req, res));

@@ -3,26 +3,21 @@
  * variant they choose and listens on PORT (on HOST when given: the local App Service keeps apps on
  * loopback; in Azure it is absent and the app listens on every interface).
  */
-import { fileURLToPath } from 'node:url';
 import { createApp } from './app.ts';
 import { readConfig } from './config.ts';
-import { cosmosStore } from './cosmos-store.ts';
-import { taskEvents } from './events.ts';
 import { sessions } from './session.ts';
-import { signIn } from './signin.ts';
 import { memoryStore } from './tasks.ts';
 
 const config = readConfig();
 const log = (line: string) => console.log(line);
 const session = sessions(config.sessionSecret);
+// Each variant loads only its own SDKs (chunks of dist/): A neither Cosmos DB's nor MSAL's, B not Event Hubs'.
 const app = createApp({
   config,
-  // dist/server.js → views/
-  viewsDir: fileURLToPath(new URL('../views', import.meta.url)),
   sessions: session,
-  store: config.variant === 'A' ? memoryStore() : cosmosStore(),
-  events: config.variant === 'A' ? taskEvents(log) : undefined,
-  signIn: config.signIn && signIn(config.signIn, session, log),
+  store: config.variant === 'A' ? memoryStore() : (await import('./cosmos-store.ts')).cosmosStore(),
+  events: config.variant === 'A' ? (await import('./events.ts')).taskEvents(log) : undefined,
+  signIn: config.signIn && (await import('./signin.ts')).signIn(config.signIn, session, log),
   log,
 });
 

@@ -1,0 +1,65 @@
+/**
+ * The views compiled at build time (build.ts's pugViews): the same HTML pug renders from the view at run
+ * time, and a view pug refuses fails the build, naming the view and the line.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import pug from 'pug';
+import { afterAll, describe, expect, it } from 'vitest';
+import { testDataDir } from '../../emulators/core/testing.ts';
+import { pugViews } from './build.ts';
+
+const data = testDataDir();
+afterAll(() => data.remove());
+
+/** `view`'s render function as the build compiles it; `dependencies` gets the views it extends. */
+async function compiledView(view: string, dependencies = new Set<string>()) {
+  const entry = join(data.dir, 'entry.js');
+  writeFileSync(entry, `export { default } from ${JSON.stringify(view)};`);
+  const { outputFiles } = await build({
+    entryPoints: [entry],
+    bundle: true,
+    format: 'iife',
+    globalName: 'view',
+    write: false,
+    logLevel: 'silent',
+    plugins: [pugViews(dependencies)],
+  });
+  const code = outputFiles[0]?.text ?? '';
+  return (new Function(`${code}; return view.default;`) as () => (locals: object) => string)();
+}
+
+describe('the index view compiled at build time', () => {
+  const index = fileURLToPath(new URL('views/index.pug', import.meta.url));
+  const task = (title: string) => ({ id: title, title, description: '<b>"&\'', dueDate: null });
+  const cases = {
+    'no tasks, a refused form': {
+      tasks: [],
+      formToken: 't"<',
+      message: 'Title is required.',
+      values: { title: '', description: '<script>alert(1)</script>', dueDate: 'x\' onx="1' },
+    },
+    'tasks and a signed-in user': {
+      tasks: [task('a'), task('<i>b</i>')],
+      profile: { displayName: 'Ann <A>', mail: 'ann@example.com' },
+      formToken: 'token',
+      values: {},
+    },
+  };
+
+  it.each(Object.entries(cases))('renders what pug renders from the view: %s', async (_, locals) => {
+    const dependencies = new Set<string>();
+    const render = await compiledView(index, dependencies);
+    expect(render(locals)).toBe(pug.renderFile(index, locals));
+    expect([...dependencies]).toEqual([fileURLToPath(new URL('views/layout.pug', import.meta.url))]);
+  });
+});
+
+it('fails the build on a view pug refuses, naming the view and the line', async () => {
+  mkdirSync(join(data.dir, 'views'));
+  const broken = join(data.dir, 'views', 'broken.pug');
+  writeFileSync(broken, 'div\n  p(class=)\n');
+  await expect(compiledView(broken)).rejects.toThrow(/broken\.pug:2/);
+});
