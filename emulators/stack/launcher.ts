@@ -14,7 +14,7 @@ import { Console } from './console.ts';
 import { startControlServer } from './control.ts';
 import { parseStackOptions, type StackOptionsInput } from './options.ts';
 import { inOrder } from './order.ts';
-import { assignPorts, stackPorts } from './ports.ts';
+import { reservePorts, stackPorts } from './ports.ts';
 import type { Stack } from './stack.ts';
 import { clearStaleStack, removeStackFile, runningStack, writeStackFile } from './stackfile.ts';
 import { wire } from './wiring.ts';
@@ -37,7 +37,8 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
     loadTls(dataDir),
     loadSecrets(dataDir, topology, options.encryptionKey),
   ]);
-  const ports = await assignPorts(stackPorts(apps), options.ports, options.portOverrides);
+  const reservation = await reservePorts(stackPorts(apps), options.ports, options.portOverrides);
+  const { ports } = reservation;
   const wiring = wire(ports, secrets, dataDir, topology, apps, options.settings);
 
   // The clock's history is kept with the data so stack time never runs backwards across restarts.
@@ -48,9 +49,19 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
   const known = wiring.components.map((plan) => plan.name);
   const names = options.components ?? known;
   const unknown = names.filter((name) => !known.includes(name));
-  if (unknown.length)
+  const releaseAll = () => reservation.release(Object.keys(ports));
+  if (unknown.length) {
+    await releaseAll();
     throw new Error(`unknown component(s) ${unknown.join(', ')}; known: ${known.join(', ')}`);
+  }
   const plans = wiring.components.filter((plan) => names.includes(plan.name));
+  // Each component's ports are held until it starts; those of components not run, not at all.
+  const portsOf = new Map(plans.map((plan) => [plan.name, plan.ports]));
+  await reservation.release(
+    Object.keys(ports).filter(
+      (name) => name !== 'control' && !plans.some((plan) => plan.ports.includes(name)),
+    ),
+  );
   const out = new Console(['stack', ...names], options.console ? process.stdout : null);
   if (stale) out.line('stack', stale);
   // A damaged clock.json must not stop a start: keep what is sound of the history, and say so.
@@ -133,12 +144,14 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
     });
   } catch (error) {
     await stopAll();
+    await releaseAll();
     throw error;
   }
 
   async function launchOne(component: ComponentProcess) {
     out.progress(component.name, 'starting');
     const t0 = performance.now();
+    await reservation.release(portsOf.get(component.name) ?? []);
     await component.launch().catch((error: Error) => {
       out.progress(component.name, 'failed', error.message);
       throw new Error(`${component.name} failed to start: ${error.message}`);
@@ -238,6 +251,7 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
   };
 
   try {
+    await reservation.release(['control']);
     control = await startControlServer(ports.control as number, stack);
   } catch (error) {
     await stopAll();

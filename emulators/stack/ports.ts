@@ -31,7 +31,8 @@ export type PortChoice = 'default' | 'free' | { base: number };
 
 const bind = (port: number) =>
   new Promise<Server>((resolve, reject) => {
-    const server = createServer();
+    // A connection while it is held is reset at once (rather than left waiting for a server that is not there).
+    const server = createServer((socket) => socket.destroy());
     server.once('error', reject);
     server.listen(port, LOOPBACK, () => resolve(server));
   });
@@ -48,22 +49,40 @@ export const portIsFree = (port: number): Promise<boolean> =>
 
 export class BusyPortError extends Error {}
 
+/** Ports chosen, each held by a listening socket of this process until `release` hands it over. */
+export interface PortReservation {
+  ports: Record<string, number>;
+  /** Stops holding these ports (by name), for whoever listens on them next; again is harmless. */
+  release(names: string[]): Promise<void>;
+}
+
 /**
- * Decides every component's port before any starts, so each can be told the others' addresses.
- * Fixed ports are checked up front: a busy one fails at once, naming the port and the component.
+ * Decides every component's port before any starts, so each can be told the others' addresses, and
+ * holds each until its component is about to listen: a free port let go at once could be handed to
+ * any other process's listen(0) while the components before it start (seen in CI: "port … is already
+ * in use" for the functions host). Fixed ports are checked up front: a busy one fails at once, naming
+ * the port and the component.
  */
-export async function assignPorts(
+export async function reservePorts(
   defaults: Record<string, number>,
   choice: PortChoice,
   overrides: Record<string, number> = {},
-): Promise<Record<string, number>> {
+): Promise<PortReservation> {
   const unknown = Object.keys(overrides).filter((name) => !(name in defaults));
   if (unknown.length)
     throw new Error(
       `no component named ${unknown.join(', ')}; ports are for ${Object.keys(defaults).join(', ')}`,
     );
   const ports: Record<string, number> = {};
-  const held: Server[] = [];
+  const held = new Map<string, Server>();
+  const release = (names: string[]) =>
+    closeAll(
+      names.flatMap((name) => {
+        const server = held.get(name);
+        held.delete(name);
+        return server ? [server] : [];
+      }),
+    ).then(() => {});
   try {
     for (const [index, [name, port]] of Object.entries(defaults).entries()) {
       const wanted =
@@ -75,13 +94,24 @@ export async function assignPorts(
           );
         throw error;
       });
-      held.push(server);
+      held.set(name, server);
       const address = server.address();
       ports[name] = typeof address === 'object' && address ? address.port : wanted;
     }
-  } finally {
-    // Held until every port is chosen, so free ports are all distinct.
-    await closeAll(held);
+  } catch (error) {
+    await release([...held.keys()]);
+    throw error;
   }
+  return { ports, release };
+}
+
+/** As reservePorts, but lets every port go at once: for callers that listen on them right away. */
+export async function assignPorts(
+  defaults: Record<string, number>,
+  choice: PortChoice,
+  overrides: Record<string, number> = {},
+): Promise<Record<string, number>> {
+  const { ports, release } = await reservePorts(defaults, choice, overrides);
+  await release(Object.keys(ports));
   return ports;
 }

@@ -27,6 +27,8 @@ export interface ComponentPlan {
   expected: Record<string, string>;
   /** Components that must answer before it starts. */
   startAfter: string[];
+  /** The stack's ports (by name) it listens on. */
+  ports: string[];
   /** For apps: its folder and build module (the launcher builds it before it starts). */
   app?: { dir: string; build?: string };
 }
@@ -118,6 +120,7 @@ export function wire(
       options,
       expected: { baseUrl: appUrl(name) },
       startAfter,
+      ports: [name],
       app: { dir: appDir, build: app.build },
     };
   });
@@ -126,12 +129,14 @@ export function wire(
     name: ServiceName,
     options: Record<string, unknown>,
     expected: Record<string, string>,
+    ports: string[] = [name],
   ): ComponentPlan => ({
     name,
     emulator: name,
     options: { port: at(name), ...options },
     expected,
     startAfter: [],
+    ports,
   });
   /** The app registrations' redirect URIs: each application's paths on the app it is registered `on`. */
   const registeredUris = (paths: 'redirectPaths' | 'postLogoutRedirectPaths') =>
@@ -173,6 +178,7 @@ export function wire(
         'eventhubs',
         { issuer, jwksUri, tlsPort: at('eventhubs-amqps') },
         { connectionString: streamHub, fullyQualifiedNamespace: eventHubsNamespace },
+        ['eventhubs', 'eventhubs-amqps'],
       ),
       service(
         'eventgrid',
