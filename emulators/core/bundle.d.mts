@@ -11,3 +11,4 @@ export declare function bundleEntries(
   entries: Record<string, string>,
 ): Promise<Record<string, string>>;
 export declare function importModule(specifier: string): Promise<Record<string, unknown>>;
+export declare function saveCodeCache(): void;

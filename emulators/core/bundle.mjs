@@ -214,6 +214,14 @@ export function importModule(specifier) {
 }
 
 /**
+ * Keeps V8's code for what this process compiled so far, when it runs from run-cached.cjs (a no-op
+ * otherwise): called once a component has started.
+ */
+export function saveCodeCache() {
+  globalThis[Symbol.for('taskstack.saveCodeCache')]?.();
+}
+
+/**
  * Imports TypeScript module `entry` (an absolute path) through its bundle.
  * @param {string} entry
  * @returns {Promise<Record<string, unknown>>}

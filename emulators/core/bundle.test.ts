@@ -59,12 +59,11 @@ describe('bundleEntries and run-cached.cjs', () => {
     );
     const say = (word: string) => `import { where } from './shared.ts';
 import { basename } from 'node:path';
-import { importModule } from ${JSON.stringify(fileURLToPath(new URL('./bundle.mjs', import.meta.url)))};
-const saveCodeCache = (globalThis as Record<symbol, () => void>)[Symbol.for('taskstack.saveCodeCache')];
+import { importModule, saveCodeCache } from ${JSON.stringify(fileURLToPath(new URL('./bundle.mjs', import.meta.url)))};
 // What is not bundled is imported through Node's own loader, from the cache too.
 importModule('node:path').then(({ sep }) => {
 console.log(${JSON.stringify(word)}, where === ${JSON.stringify(pathToFileURL(`${dir}/`).href)}, basename(process.argv[1] ?? ''), process.argv.slice(2).join(' '), sep);
-  saveCodeCache?.();
+  saveCodeCache();
 });
 `;
     const first = await bundleEntries('test-entries', dir, { a: say('alpha'), b: say('beta') });

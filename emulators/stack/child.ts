@@ -4,6 +4,7 @@
  * `stop`.
  */
 
+import { saveCodeCache } from '../core/bundle.mjs';
 import { StackClock } from '../core/clock.ts';
 import type { Emulator, RunningEmulator } from '../core/emulator.ts';
 import { type FromComponent, NotFoundError, type ToComponent } from '../core/ipc.ts';
@@ -33,10 +34,6 @@ const send = (message: FromComponent) => {
 const clock = new StackClock();
 let running: RunningEmulator | undefined;
 let stopping = false;
-
-/** Keeps V8's code for what the start compiled, when run from run-cached.cjs (a no-op otherwise). */
-const saveCodeCache = () =>
-  (globalThis as Record<symbol, (() => void) | undefined>)[Symbol.for('taskstack.saveCodeCache')]?.();
 
 async function stop(code: number): Promise<never> {
   if (!stopping) {
