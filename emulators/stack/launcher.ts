@@ -74,7 +74,13 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
   // Each emulator's bundle, made now if a source changed (web apps A and B run the same one).
   const emulators = [...new Set(plans.map((plan) => plan.emulator))];
   const entries = new Map(
-    await Promise.all(emulators.map(async (name) => [name, await componentEntry(name)] as const)),
+    await Promise.all(emulators.map(async (name) => [name, await componentEntry(name)] as const)).catch(
+      async (error) => {
+        // A bundle that cannot be built: nothing starts, and no port stays held.
+        await releaseAll();
+        throw error;
+      },
+    ),
   );
 
   // The function app whose keys stack.json names (functionKey, masterKey).
