@@ -4,8 +4,8 @@
  * does; the first master key, `default` host key and `eventgrid_extension` system key are the stack's
  * (so stack.json and the Event Grid emulator know them).
  */
-import { randomBytes } from 'node:crypto';
-import { sameKey } from '../core/compare.ts';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { keyDigest } from '../core/compare.ts';
 import type { SecretsStore } from './keys-store.ts';
 
 interface Key {
@@ -37,14 +37,11 @@ export type AuthLevel = 'anonymous' | 'function' | 'admin';
 /** The runtime's key format is opaque random text; 40 random bytes, URL-safe. */
 export const generateKey = () => randomBytes(40).toString('base64url');
 
-/** Constant-time membership: every candidate is compared, whichever matches. */
-function matchesAny(presented: string, candidates: string[]): boolean {
-  return candidates.map((candidate) => sameKey(presented, candidate)).includes(true);
-}
-
 export class KeyManager {
   #host: Promise<HostSecrets> | undefined;
   #functions = new Map<string, Promise<FunctionSecrets>>();
+  /** The digests of the keys (by value), worked out once rather than on every request; reset when keys change. */
+  #digests = new Map<string, Buffer>();
   readonly #common: Common;
 
   constructor(
@@ -93,11 +90,27 @@ export class KeyManager {
     return secrets;
   }
 
+  /** Constant-time membership: every candidate is compared, whichever matches. */
+  #matchesAny(presented: string, candidates: string[]): boolean {
+    const digest = keyDigest(presented);
+    let matched = false;
+    for (const candidate of candidates) {
+      let expected = this.#digests.get(candidate);
+      if (!expected) {
+        expected = keyDigest(candidate);
+        this.#digests.set(candidate, expected);
+      }
+      if (timingSafeEqual(digest, expected)) matched = true;
+    }
+    return matched;
+  }
+
   /** Creates the named system key if missing (an extension asks for its key at start, as Event Grid does). */
   async ensureSystemKey(name: string): Promise<void> {
     const host = await this.host();
     if (host.systemKeys.some((key) => key.name === name)) return;
     host.systemKeys.push({ name, value: generateKey(), encrypted: false });
+    this.#digests.clear();
     await this.store.write('host', JSON.stringify(host, null, 2));
   }
 
@@ -111,7 +124,7 @@ export class KeyManager {
       candidates.push(...host.functionKeys.map((key) => key.value));
       if (fn) candidates.push(...(await this.function(fn)).keys.map((key) => key.value));
     }
-    return matchesAny(presented, candidates);
+    return this.#matchesAny(presented, candidates);
   }
 
   /** Whether `presented` is the named system key (or the master key, which opens everything). */
@@ -119,7 +132,7 @@ export class KeyManager {
     if (!presented) return false;
     const host = await this.host();
     const system = host.systemKeys.filter((key) => key.name === name).map((key) => key.value);
-    return matchesAny(presented, [host.masterKey.value, ...system]);
+    return this.#matchesAny(presented, [host.masterKey.value, ...system]);
   }
 
   /** Like `az functionapp function keys list` (a function) or `az functionapp keys list` (the host). */
@@ -142,6 +155,7 @@ export class KeyManager {
     value?: string;
   }): Promise<{ name: string; value: string }> {
     const value = target.value ?? generateKey();
+    this.#digests.clear();
     if (target.fn) {
       const secrets = await this.function(target.fn);
       upsert(secrets.keys, target.name, value);
