@@ -9,14 +9,20 @@ export function toRpcHttp(
   params: Record<string, string>,
 ): RpcHttpData {
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
+  for (const name in req.headers) {
+    const value = req.headers[name];
     if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   // The URL the client used (Host header) when it is a valid one; the bound address otherwise.
-  const url = URL.canParse(`http://${req.headers.host}${req.url}`)
-    ? `http://${req.headers.host}${req.url}`
-    : `${baseUrl}${req.url}`;
-  const query = rpcQuery(new URL(url).searchParams);
+  let url = `http://${req.headers.host}${req.url}`;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    url = `${baseUrl}${req.url}`;
+    parsed = new URL(url);
+  }
+  const query = parsed.search ? rpcQuery(parsed.searchParams) : {};
   return { method: req.method, url, headers, query, params, body: body.length ? { bytes: body } : undefined };
 }
 
@@ -89,15 +95,20 @@ export function sendRpcHttp(res: ServerResponse, data: RpcHttpData | undefined, 
   const body = bytes
     ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
     : Buffer.from(data?.body?.string ?? '');
-  const status = Number(data?.statusCode ?? 200);
-  res.statusCode = Number.isInteger(status) && status >= 100 && status <= 999 ? status : 500;
-  for (const [name, value] of Object.entries(data?.headers ?? {})) {
-    if (!hopByHop.has(name.toLowerCase())) res.setHeader(name, value);
+  const number = Number(data?.statusCode ?? 200);
+  const status = Number.isInteger(number) && number >= 100 && number <= 999 ? number : 500;
+  // One object for writeHead rather than a setHeader call per header (the library's names are unique).
+  const headers: Record<string, string | number | string[]> = {};
+  for (const name in data?.headers) {
+    if (!hopByHop.has(name.toLowerCase())) headers[name] = data.headers[name] as string;
   }
-  const cookies = (data?.cookies ?? []).map(setCookie);
-  if (cookies.length) res.appendHeader('set-cookie', cookies);
+  if (data?.cookies?.length) {
+    const cookies = data.cookies.map(setCookie);
+    const set = headers['set-cookie'];
+    headers['set-cookie'] = set === undefined ? cookies : [set as string, ...cookies];
+  }
   // 204 and 304 carry no body, so no length either.
-  const bodyless = res.statusCode === 204 || res.statusCode === 304;
-  if (!bodyless) res.setHeader('content-length', body.length);
-  res.end(head || bodyless ? undefined : body);
+  const bodyless = status === 204 || status === 304;
+  if (!bodyless) headers['content-length'] = body.length;
+  res.writeHead(status, headers).end(head || bodyless ? undefined : body);
 }

@@ -56,8 +56,10 @@ function decodeSegment(segment: string): string {
  */
 export function presentedKey(req: IncomingMessage, query: URLSearchParams): string | undefined {
   const header = req.headers['x-functions-key'];
-  const code = [...query].find(([name]) => name.toLowerCase() === 'code')?.[1];
-  return (Array.isArray(header) ? header[0] : header) || code || undefined;
+  const key = Array.isArray(header) ? header[0] : header;
+  if (key) return key;
+  for (const [name, value] of query) if (name.toLowerCase() === 'code') return value || undefined;
+  return undefined;
 }
 
 export function httpRoutes(host: Host): HttpRoute[] {
@@ -119,7 +121,11 @@ export async function serveFunction(
   }
   if (!found) return false;
   const { route, params } = found;
-  if (!(await host.keys.authorize(route.authLevel, presentedKey(req, url.searchParams), route.fn.name))) {
+  // An anonymous function takes no key: no need to look for one.
+  const allowed =
+    route.authLevel === 'anonymous' ||
+    (await host.keys.authorize(route.authLevel, presentedKey(req, url.searchParams), route.fn.name));
+  if (!allowed) {
     res.writeHead(401, { 'content-length': 0 }).end();
     return true;
   }
