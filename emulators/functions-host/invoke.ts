@@ -100,14 +100,9 @@ export class Invoker {
     say('information', `Executing 'Functions.${fn.name}' (Reason='${trigger.reason}', Id=${invocationId})`);
 
     let timedOut = false;
-    let timer: NodeJS.Timeout | undefined;
     const work = this.#run(fn, invocationId, trigger, () => timedOut);
-    const deadline = new Promise<never>((_, reject) => {
-      if (this.timeoutMs === undefined) return;
-      timer = setTimeout(() => reject(new FunctionTimeoutError()), this.timeoutMs);
-    });
     try {
-      const response = await Promise.race([work, deadline]);
+      const response = await this.#withinTimeout(work);
       say(
         'information',
         `Executed 'Functions.${fn.name}' (Succeeded, Id=${invocationId}, Duration=${this.#since(started)}ms)`,
@@ -136,9 +131,26 @@ export class Invoker {
         );
       }
       return { invocationId, succeeded: false, timedOut };
-    } finally {
-      clearTimeout(timer);
     }
+  }
+
+  /** `work`'s outcome, or a FunctionTimeoutError once functionTimeout has passed (one timer, no race). */
+  #withinTimeout<T>(work: Promise<T>): Promise<T> {
+    const timeoutMs = this.timeoutMs;
+    if (timeoutMs === undefined) return work;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new FunctionTimeoutError()), timeoutMs);
+      work.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
   }
 
   #since(started: number): number {
@@ -161,7 +173,7 @@ export class Invoker {
       request: {
         invocationId,
         functionId: fn.name,
-        inputData: [...trigger.inputData, ...bound],
+        inputData: bound.length ? [...trigger.inputData, ...bound] : trigger.inputData,
         triggerMetadata: trigger.triggerMetadata,
       },
       metadata: { name: fn.name, bindings: fn.bindings },

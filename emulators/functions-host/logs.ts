@@ -39,6 +39,8 @@ export class FunctionLogs {
   #levels: [string, number][];
   /** Minimum level by category, computed once per category. */
   #minimums = new Map<string, number>();
+  /** A function's two minimums (`Function.<name>`, `Function.<name>.User`), by function name: no category string per line. */
+  #functionMinimums = new Map<string, { invocation: number; user: number }>();
 
   constructor(
     private readonly options: {
@@ -71,12 +73,32 @@ export class FunctionLogs {
     return minimum;
   }
 
-  #write(category: string, entry: Omit<LogEntry, 'time'>, line: string): void {
-    if (rank[entry.level] < this.#minimum(category) || entry.level === 'none') return;
+  #functionMinimum(functionName: string): { invocation: number; user: number } {
+    let minimums = this.#functionMinimums.get(functionName);
+    if (!minimums) {
+      const category = `Function.${functionName}`;
+      minimums = { invocation: this.#minimum(category), user: this.#minimum(`${category}.User`) };
+      this.#functionMinimums.set(functionName, minimums);
+    }
+    return minimums;
+  }
+
+  /** `function` and `invocationId` are undefined for host lines (JSON.stringify leaves them out). */
+  #write(
+    minimum: number,
+    line: string,
+    level: LogLevel,
+    message: string,
+    functionName?: string,
+    invocationId?: string,
+  ): void {
+    if (rank[level] < minimum || level === 'none') return;
     this.options.print(line);
     if (!this.#file) return;
     if (!this.#pending) setImmediate(this.#flush);
-    this.#pending += `${JSON.stringify({ time: this.options.clock.date().toISOString(), ...entry })}\n`;
+    const time = this.options.clock.date().toISOString();
+    const entry: LogEntry = { time, function: functionName, invocationId, level, message };
+    this.#pending += `${JSON.stringify(entry)}\n`;
   }
 
   #flush = () => {
@@ -86,22 +108,19 @@ export class FunctionLogs {
 
   /** A line the function wrote (`context.log`, `warn`, `error` …). Category `Function.<name>.User`. */
   user(functionName: string, invocationId: string, level: LogLevel, message: string): void {
-    const entry = { function: functionName, invocationId, level, message };
-    this.#write(`Function.${functionName}.User`, entry, `[${functionName}] ${message}`);
+    const minimum = this.#functionMinimum(functionName).user;
+    this.#write(minimum, `[${functionName}] ${message}`, level, message, functionName, invocationId);
   }
 
   /** A line the host writes about an invocation (Executing/Executed …). Category `Function.<name>`. */
   invocation(functionName: string, invocationId: string, level: LogLevel, message: string): void {
-    this.#write(
-      `Function.${functionName}`,
-      { function: functionName, invocationId, level, message },
-      message,
-    );
+    const minimum = this.#functionMinimum(functionName).invocation;
+    this.#write(minimum, message, level, message, functionName, invocationId);
   }
 
   /** A line about the host itself (`Host.General`). */
   host(level: LogLevel, message: string): void {
-    this.#write('Host.General', { level, message }, message);
+    this.#write(this.#minimum('Host.General'), message, level, message);
   }
 
   close(): Promise<void> {
