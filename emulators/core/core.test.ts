@@ -1,6 +1,7 @@
-// @peculiar/x509 needs the reflect polyfill before it loads (ca.ts does the same).
+// @peculiar/x509 (an independent reader of the CA's certificates) needs the reflect polyfill first.
 import 'reflect-metadata';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,18 +58,74 @@ describe('the local CA', () => {
     const again = await loadTls(dir);
     expect(again).toEqual(first);
     expect(statSync(join(dir, 'ca', 'ca.json')).mode & 0o777).toBe(0o600);
-
-    const ca = new x509.X509Certificate(first.ca);
-    const server = new x509.X509Certificate(first.cert);
-    expect(await server.verify({ publicKey: ca.publicKey, signatureOnly: true })).toBe(true);
-    const names = server.getExtension(x509.SubjectAlternativeNameExtension)?.names.toJSON();
-    expect(names).toEqual(
-      expect.arrayContaining([
-        { type: 'ip', value: '127.0.0.1' },
-        { type: 'dns', value: 'localhost' },
-      ]),
-    );
     expect((await loadTls(freshDir())).ca).not.toBe(first.ca);
+  });
+
+  // Read back by two parsers that are not ours: @peculiar/x509 and the openssl CLI.
+  it('writes certificates that an independent parser and openssl read as a CA and a TLS server certificate it signed', async () => {
+    const hosts = Array.from({ length: 12 }, (_, i) => `compose-service-${i}.taskstack.internal`);
+    const dir = freshDir();
+    const tls = await loadTls(dir, hosts);
+    const ca = new x509.X509Certificate(tls.ca);
+    const server = new x509.X509Certificate(tls.cert);
+    expect(ca.subject).toBe('CN=taskstack local CA');
+    expect(ca.issuer).toBe(ca.subject);
+    expect(server.issuer).toBe(ca.subject);
+    expect(server.subject).toBe('CN=taskstack local');
+    expect(await ca.verify({ publicKey: ca.publicKey, signatureOnly: true })).toBe(true);
+    expect(await server.verify({ publicKey: ca.publicKey, signatureOnly: true })).toBe(true);
+    const caLimits = ca.getExtension(x509.BasicConstraintsExtension);
+    expect([caLimits?.ca, caLimits?.pathLength, caLimits?.critical]).toEqual([true, 0, true]);
+    expect(ca.getExtension(x509.KeyUsagesExtension)?.usages).toBe(
+      x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign,
+    );
+    expect(server.getExtension(x509.BasicConstraintsExtension)?.ca).toBe(false);
+    expect(server.getExtension(x509.KeyUsagesExtension)?.usages).toBe(
+      x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment,
+    );
+    expect(server.getExtension(x509.ExtendedKeyUsageExtension)?.usages).toEqual([
+      x509.ExtendedKeyUsage.serverAuth,
+    ]);
+    expect(server.getExtension(x509.SubjectAlternativeNameExtension)?.names.toJSON()).toEqual([
+      { type: 'ip', value: '127.0.0.1' },
+      { type: 'ip', value: '::1' },
+      { type: 'dns', value: 'localhost' },
+      ...hosts.map((value) => ({ type: 'dns', value })),
+    ]);
+    expect(server.notAfter.getTime() - Date.now()).toBeGreaterThan(360 * DAY);
+    const caId = ca.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId;
+    expect(caId).toBe(Buffer.from(await ca.publicKey.getKeyIdentifier('SHA-1')).toString('hex'));
+    expect(server.getExtension(x509.AuthorityKeyIdentifierExtension)?.keyId).toBe(caId);
+
+    const certPath = join(dir, 'server.pem');
+    writeFileSync(certPath, tls.cert);
+    const verify = spawnSync(
+      'openssl',
+      ['verify', '-x509_strict', '-purpose', 'sslserver', '-CAfile', tls.caPath, certPath],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(verify.stdout.trim()).toBe(`${certPath}: OK`);
+  });
+
+  it('re-issues the server certificate a week before it expires, signed by the same CA', async () => {
+    const dir = freshDir();
+    const first = await loadTls(dir);
+    const path = join(dir, 'ca', 'ca.json');
+    const stored = JSON.parse(readFileSync(path, 'utf8'));
+    writeFileSync(
+      path,
+      JSON.stringify({ ...stored, certNotAfter: new Date(Date.now() + 6 * DAY).toISOString() }),
+    );
+    const renewed = await loadTls(dir);
+    expect(renewed.ca).toBe(first.ca);
+    expect(renewed.cert).not.toBe(first.cert);
+    expect(renewed.key).not.toBe(first.key);
+    const ca = new x509.X509Certificate(renewed.ca);
+    expect(
+      await new x509.X509Certificate(renewed.cert).verify({ publicKey: ca.publicKey, signatureOnly: true }),
+    ).toBe(true);
   });
 });
 
