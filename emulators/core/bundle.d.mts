@@ -12,3 +12,4 @@ export declare function bundleEntries(
 ): Promise<Record<string, string>>;
 export declare function importModule(specifier: string): Promise<Record<string, unknown>>;
 export declare function saveCodeCache(): void;
+export declare function stopBuilding(): Promise<void>;

@@ -13,9 +13,9 @@ import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { stop as stopEsbuild } from 'esbuild';
 import { deployCommand } from '../../system/deploy/deploy.ts';
 import { loadApps } from '../core/apps.ts';
+import { stopBuilding } from '../core/bundle.mjs';
 import { keysCommand } from '../functions-host/cli.ts';
 import { banner } from './banner.ts';
 import { CONTROL_KEY_HEADER } from './control.ts';
@@ -115,8 +115,8 @@ async function startCommand() {
     encryptionKey: values['encryption-key'] ?? process.env.TASKSTACK_ENCRYPTION_KEY,
   }).catch((error: Error) => fail(error.message));
   console.log(banner(stack.description, performance.now() - began));
-  // The builds are done: esbuild's service process would otherwise idle beside the stack (~20 MB).
-  await stopEsbuild();
+  // The builds are done.
+  await stopBuilding();
   let stopping = false;
   const shutdown = async () => {
     // A second Ctrl-C changes nothing: the stop runs to its end (a component that does not stop within
