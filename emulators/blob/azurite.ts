@@ -1,6 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { bundle } from '../core/bundle.mjs';
+import { bundle, stopBuilding } from '../core/bundle.mjs';
 import { PortInUseError } from '../core/http.ts';
 
 export const ACCOUNT = 'devstoreaccount1';
@@ -44,7 +44,10 @@ export async function startAzurite(options: AzuriteOptions): Promise<{ child: Ch
     '--silent',
     ...(options.location ? ['--location', options.location] : ['--inMemoryPersistence']),
   ];
-  const child = fork(runCached, [await bundledRunner(), ...args], {
+  const main = await bundledRunner();
+  // A build of the runner (after a source or package change) leaves esbuild's service running here.
+  await stopBuilding();
+  const child = fork(runCached, [main, ...args], {
     env: { ...process.env, AZURITE_ACCOUNTS: `${ACCOUNT}:${options.accountKey}` },
     execArgv: [],
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
