@@ -48,7 +48,7 @@ const bundleName = (entry, packages) =>
 
 /**
  * The outputs `pointer` names (output name → path), when they exist, were made from the same virtual
- * entries (`contentsHash`), and none of the sources they were made of changed since.
+ * entries and options (`contentsHash`), and none of the sources they were made of changed since.
  */
 function freshBuild(pointer, contentsHash) {
   try {
@@ -85,7 +85,7 @@ const building = new Map();
  * unless a fresh build exists; answers their paths by output name.
  * @param {string} name
  * @param {Record<string, string>} entryPoints
- * @param {{ commonJs: boolean, packages: 'external' | 'bundle', external: string[], entries?: Record<string, string>, dir?: string }} options
+ * @param {{ commonJs: boolean, packages: 'external' | 'bundle', external: string[], alias?: Record<string, string>, entries?: Record<string, string>, dir?: string }} options
  * @returns {Promise<Record<string, string>>}
  */
 function build(name, entryPoints, options) {
@@ -95,10 +95,12 @@ function build(name, entryPoints, options) {
 }
 
 /** @param {string} name @param {Record<string, string>} entryPoints @param {Parameters<typeof build>[2]} options */
-async function buildNow(name, entryPoints, { commonJs, packages, external, entries, dir = root }) {
+async function buildNow(name, entryPoints, { commonJs, packages, external, alias, entries, dir = root }) {
   const extension = commonJs ? '.cjs' : '.mjs';
   const pointer = join(bundlesDir, `${name}.json`);
-  const contentsHash = entries && createHash('sha256').update(JSON.stringify(entries)).digest('hex');
+  const contentsHash = createHash('sha256')
+    .update(JSON.stringify({ entries, external, alias }))
+    .digest('hex');
   const existing = freshBuild(pointer, contentsHash);
   if (existing) return existing;
   // Each build gets a folder of its own: a process may still be loading chunks of the previous one.
@@ -115,6 +117,7 @@ async function buildNow(name, entryPoints, { commonJs, packages, external, entri
       ? {
           // esbuild runs its own binary from its package folder: it is never bundled.
           external: ['esbuild', ...external],
+          alias,
           // Bundled CommonJS packages require Node's built-ins; an ES module has no `require` of its own.
           // Bundled packages resolve against the bundle's own URL; CommonJS has no import.meta.
           // A CommonJS bundle's import() of what it does not contain becomes require(): a script compiled
@@ -173,17 +176,18 @@ async function buildNow(name, entryPoints, { commonJs, packages, external, entri
  * now if it is missing or stale. An ES module's dynamic imports stay chunks of their own, loaded when
  * first used (the launcher never loads the emulators' own code, nor their packages); a `.cjs` entry
  * gives one CommonJS file. With `packages: 'bundle'` the packages it imports are bundled too, but for
- * `external` ones (optional dependencies that are not installed).
+ * `external` ones (optional dependencies that are not installed), and with each package named in
+ * `alias` replaced by the module given for it.
  * @param {string} entry
- * @param {{ packages?: 'external' | 'bundle', external?: string[] }} [options]
+ * @param {{ packages?: 'external' | 'bundle', external?: string[], alias?: Record<string, string> }} [options]
  * @returns {Promise<string>} the path of the bundle's main module
  */
-export async function bundle(entry, { packages = 'external', external = [] } = {}) {
+export async function bundle(entry, { packages = 'external', external = [], alias } = {}) {
   const commonJs = entry.endsWith('.cjs');
   const { main } = await build(
     bundleName(entry, packages),
     { main: entry },
-    { commonJs, packages, external },
+    { commonJs, packages, external, alias },
   );
   return /** @type {string} */ (main);
 }
