@@ -50,6 +50,8 @@ const MAX_RESTARTS_PER_MINUTE = 3;
  */
 export class ComponentProcess {
   #child: ChildProcess | undefined;
+  /** Forked ahead of its start (prepare), loading its code while it waits for `start`. */
+  #prepared: ChildProcess | undefined;
   #pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
   #nextId = 1;
   #stopping = false;
@@ -71,10 +73,17 @@ export class ComponentProcess {
     return this.#child?.pid;
   }
 
+  /**
+   * Forks the process now and starts it later (launch): it loads its code (most of its start) while the
+   * components it waits for start.
+   */
+  prepare(): void {
+    this.#prepared ??= this.#spawn();
+  }
+
   /** Forks the process; resolves with its endpoints once it reports ready and passes the ready check. */
   async launch(): Promise<Record<string, string>> {
     this.#stopping = false;
-    this.#log ??= createWriteStream(this.logPath, { flags: 'a', mode: 0o600 });
     const endpoints = await this.#fork();
     const child = this.#child;
     try {
@@ -87,7 +96,8 @@ export class ComponentProcess {
     return endpoints;
   }
 
-  #fork(): Promise<Record<string, string>> {
+  #spawn(): ChildProcess {
+    this.#log ??= createWriteStream(this.logPath, { flags: 'a', mode: 0o600 });
     const child = fork(this.entry.path, this.entry.args, {
       execArgv: [],
       env: this.env,
@@ -97,12 +107,20 @@ export class ComponentProcess {
       // notices through the IPC channel and exits by itself.
       detached: true,
     });
-    this.#child = child;
     // A send racing the child's exit fails with EPIPE on this event; the exit handler deals with the exit.
     child.on('error', (error) => this.#problem(`IPC: ${error.message}`));
     for (const stream of [child.stdout, child.stderr]) {
       if (stream) createInterface({ input: stream }).on('line', (line) => this.#line(line));
     }
+    return child;
+  }
+
+  #fork(): Promise<Record<string, string>> {
+    // A prepared process that died meanwhile (its exit went unwatched: it had started nothing) is replaced.
+    const prepared = this.#prepared;
+    this.#prepared = undefined;
+    const child = prepared?.connected ? prepared : this.#spawn();
+    this.#child = child;
     return new Promise((resolve, reject) => {
       child.on('message', (message: FromComponent) => {
         if (message.type === 'ready') {
@@ -186,6 +204,9 @@ export class ComponentProcess {
    */
   async stop(graceMs = 15_000): Promise<void> {
     this.#stopping = true;
+    // One that was never started has nothing to save.
+    this.#prepared?.kill('SIGKILL');
+    this.#prepared = undefined;
     const child = this.#child;
     if (child && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

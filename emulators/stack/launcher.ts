@@ -143,6 +143,8 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
     components.filter((other) => prerequisites(other).includes(component));
   const stopAll = () => inOrder(components, dependents, (component) => component.stop());
   let control: Awaited<ReturnType<typeof startControlServer>> | undefined;
+  // Those that wait load their code meanwhile.
+  for (const component of components) if (prerequisites(component).length) component.prepare();
   try {
     await inOrder(components, prerequisites, async (component) => {
       await builds.get(component.name);
