@@ -42,8 +42,38 @@ async function expectAllGone({ pids, ports }: { pids: number[]; ports: number[] 
 }
 
 describe('stopping the stack', () => {
-  it('Ctrl-C in a terminal (SIGINT to the process group) stops everything quietly, in order', async () => {
+  /**
+   * The stack the launcher-killed test started after its orphans: the Ctrl-C test stops it rather than
+   * start one more (a stack start is most of each test's time), or starts its own when run alone.
+   */
+  let carriedOn: CliStack | undefined;
+
+  it('components exit when the launcher is killed; the next start on the same ports says so and carries on', async () => {
     const stack = await startCli(data.dir, '--free-ports');
+    const running = await snapshot(stack);
+    const { endpoints } = stack.description();
+    process.kill(stack.child.pid as number, 'SIGKILL');
+    await stack.exited;
+    expect(existsSync(stackFilePath(data.dir))).toBe(true);
+
+    // At once, on the very ports the dead stack held: the start waits for its orphans to let go.
+    const portFlags = Object.entries(endpoints).flatMap(([name, named]) => {
+      const port = portsOf({ [name]: named })[0];
+      return port ? [`--${name}-port`, String(port)] : [];
+    });
+    const next = await startCli(data.dir, '--free-ports', ...portFlags);
+    // Stopped by the next test, as any stack is (also when a check below fails).
+    carriedOn = next;
+    expect(next.output()).toContain(
+      `found stack.json of a stack that is no longer running (pid ${stack.child.pid}, not stopped cleanly); replaced it`,
+    );
+    expect(next.output()).not.toContain('still held');
+    for (const pid of running.pids) expect(alive(pid), `orphan ${pid}`).toBe(false);
+    expect(next.description().pid).toBe(next.child.pid);
+  });
+
+  it('Ctrl-C in a terminal (SIGINT to the process group) stops everything quietly, in order', async () => {
+    const stack = carriedOn ?? (await startCli(data.dir, '--free-ports'));
     const running = await snapshot(stack);
     process.kill(-(stack.child.pid as number), 'SIGINT');
     expect(await stack.exited).toBe(0);
@@ -88,29 +118,5 @@ describe('stopping the stack', () => {
     const again = spawnSync(process.execPath, cli('stop', '--data-dir', data.dir), { encoding: 'utf8' });
     expect(again.status).toBe(1);
     expect(again.stderr).toContain(`no stack is running on ${data.dir}`);
-  });
-
-  it('components exit when the launcher is killed; the next start on the same ports says so and carries on', async () => {
-    const stack = await startCli(data.dir, '--free-ports');
-    const running = await snapshot(stack);
-    const { endpoints } = stack.description();
-    process.kill(stack.child.pid as number, 'SIGKILL');
-    await stack.exited;
-    expect(existsSync(stackFilePath(data.dir))).toBe(true);
-
-    // At once, on the very ports the dead stack held: the start waits for its orphans to let go.
-    const portFlags = Object.entries(endpoints).flatMap(([name, named]) => {
-      const port = portsOf({ [name]: named })[0];
-      return port ? [`--${name}-port`, String(port)] : [];
-    });
-    const next = await startCli(data.dir, '--free-ports', ...portFlags);
-    expect(next.output()).toContain(
-      `found stack.json of a stack that is no longer running (pid ${stack.child.pid}, not stopped cleanly); replaced it`,
-    );
-    expect(next.output()).not.toContain('still held');
-    for (const pid of running.pids) expect(alive(pid), `orphan ${pid}`).toBe(false);
-    expect(next.description().pid).toBe(next.child.pid);
-    process.kill(-(next.child.pid as number), 'SIGINT');
-    expect(await next.exited).toBe(0);
   });
 });

@@ -33,20 +33,26 @@ let settings: Record<string, string>;
 
 beforeAll(async () => {
   mkdirSync(screenshots, { recursive: true });
-  stack = await startStores(data.dir, ['identity', 'keyvault', 'cosmos']);
+  // The data directory's keys and certificates first: the stack and the provider then read the same ones,
+  // and start side by side (with the browser, which needs only the certificate).
   context = await testContext(data.dir, { inMemory: true });
   const port = await freePort();
   const webUrl = `http://127.0.0.1:${port}`;
-  provider = await startComponent(
-    'identity',
-    {
-      port: 0,
-      redirectUris: { taskWeb: [`${webUrl}/signin-oidc`] },
-      postLogoutRedirectUris: { taskWeb: [`${webUrl}/`] },
-    },
-    data.dir,
-    { inMemory: true },
-  );
+  // Chromium does not read NODE_EXTRA_CA_CERTS: it trusts the stack's server key by its SPKI hash.
+  [stack, provider, browser] = await Promise.all([
+    startStores(data.dir, ['identity', 'keyvault', 'cosmos']),
+    startComponent(
+      'identity',
+      {
+        port: 0,
+        redirectUris: { taskWeb: [`${webUrl}/signin-oidc`] },
+        postLogoutRedirectUris: { taskWeb: [`${webUrl}/`] },
+      },
+      data.dir,
+      { inMemory: true },
+    ),
+    launchChromium(context.tls),
+  ]);
   const registration = context.secrets.directory.applications.taskWeb;
   const { connections, identities } = stack.description;
   const authority = provider.endpoints.authority as string;
@@ -64,8 +70,7 @@ beforeAll(async () => {
     IDENTITY_HEADER: identities.webApp?.IDENTITY_HEADER as string,
     SessionSecret: 'the session secret of the sign-in test',
   };
-  // Chromium does not read NODE_EXTRA_CA_CERTS: it trusts the stack's server key by its SPKI hash.
-  [web, browser] = await Promise.all([startWebApp(settings, port), launchChromium(context.tls)]);
+  web = await startWebApp(settings, port);
 });
 afterAll(async () => {
   await browser?.close();

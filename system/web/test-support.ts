@@ -6,9 +6,9 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { expectDocumented } from '../../contracts/validate.ts';
 import { waitFor } from '../../emulators/core/testing.ts';
+import { buildAppIfChanged } from '../../emulators/stack/build-app.ts';
 import { start } from '../../emulators/stack/launcher.ts';
 import { freePort } from '../functions/test-support.ts';
-import { buildWebApp } from './build.ts';
 
 const appDir = fileURLToPath(new URL('.', import.meta.url));
 
@@ -34,7 +34,8 @@ let built: Promise<unknown> | undefined;
  * given (a sign-in test registers the redirect URI before the app starts).
  */
 export async function startWebApp(settings: Record<string, string>, port?: number): Promise<WebApp> {
-  built ??= buildWebApp();
+  // As the launcher builds it: skipped while nothing the last build read has changed.
+  built ??= buildAppIfChanged(appDir, 'build.ts');
   await built;
   port ??= await freePort();
   const child = spawn(process.execPath, ['dist/server.js'], {
