@@ -13,6 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { z } from 'zod';
 import { deployCommand } from '../../system/deploy/deploy.ts';
 import { loadApps } from '../core/apps.ts';
 import { stopBuilding } from '../core/bundle.mjs';
@@ -23,6 +24,9 @@ import { start } from './launcher.ts';
 import { parseStackOptions } from './options.ts';
 import { stackPorts } from './ports.ts';
 import { processAlive, runningStack } from './stackfile.ts';
+
+// As in child.ts: this process parses each schema once or twice.
+z.config({ jitless: true });
 
 const [command = 'start', ...rest] = process.argv.slice(2);
 
