@@ -9,6 +9,7 @@ import {
   decodeProtectedHeader,
   errors,
   type JSONWebKeySet,
+  type JWTVerifyGetKey,
   jwtVerify,
 } from 'jose';
 
@@ -64,7 +65,15 @@ export function createTokenVerifier(options: {
   jwksUri: string;
   keys?: JSONWebKeySet;
 }): TokenVerifier {
-  const jwks = options.keys ? createLocalJWKSet(options.keys) : createRemoteJWKSet(new URL(options.jwksUri));
+  // Made at the first token: creating a remote set loads undici (~45 ms of CPU and a few MB), which a
+  // component that is never called with a token does not need.
+  let remote: ReturnType<typeof createRemoteJWKSet> | undefined;
+  const jwks: JWTVerifyGetKey = options.keys
+    ? createLocalJWKSet(options.keys)
+    : (header, token) => {
+        remote ??= createRemoteJWKSet(new URL(options.jwksUri));
+        return remote(header, token);
+      };
   return {
     async verify(authorization, audiences) {
       const token = authorization?.trim().replace(/^Bearer(\s+|$)/i, '');
