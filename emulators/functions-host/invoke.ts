@@ -111,8 +111,8 @@ export class Invoker {
     } catch (error) {
       if (error instanceof FunctionTimeoutError) {
         timedOut = true;
-        // JavaScript cannot be pre-empted: the handler runs on, but its result and outputs are dropped.
-        work.catch(() => {});
+        // JavaScript cannot be pre-empted: the handler runs on, but its result and outputs are dropped
+        // (#withinTimeout handles its late outcome).
         say(
           'error',
           `Timeout value of ${timeSpan(this.timeoutMs ?? 0)} exceeded by function 'Functions.${fn.name}' (Id: '${invocationId}'). Initiating cancellation.`,

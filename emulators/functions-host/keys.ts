@@ -40,7 +40,7 @@ export const generateKey = () => randomBytes(40).toString('base64url');
 export class KeyManager {
   #host: Promise<HostSecrets> | undefined;
   #functions = new Map<string, Promise<FunctionSecrets>>();
-  /** The digests of the keys (by value), worked out once rather than on every request; reset when keys change. */
+  /** The keys' digests by key value, worked out once rather than per request (emptied when a key is replaced). */
   #digests = new Map<string, Buffer>();
   readonly #common: Common;
 
@@ -110,7 +110,6 @@ export class KeyManager {
     const host = await this.host();
     if (host.systemKeys.some((key) => key.name === name)) return;
     host.systemKeys.push({ name, value: generateKey(), encrypted: false });
-    this.#digests.clear();
     await this.store.write('host', JSON.stringify(host, null, 2));
   }
 
