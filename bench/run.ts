@@ -13,7 +13,7 @@ import { benchGateway } from '../gateway-sim/bench.ts';
 import { benchManageTask } from '../system/functions/bench.ts';
 import { benchWebApp } from '../system/web/bench.ts';
 import { bareHttpsRequestsPerSec } from './baseline.ts';
-import { row } from './measure.ts';
+import { partSeconds, row, timed } from './measure.ts';
 import { benchStack, FOUNDATION } from './stack.ts';
 
 const benchBegan = performance.now();
@@ -25,7 +25,9 @@ const azurite = { name: 'Azurite alone', value: stack.azuriteMs };
 row('`npm start` (fresh data dir) to stack.json', stack.userStartMs, 'ms', '<= 2000', azurite);
 row('every component start to ready', stack.startMs, 'ms', '<= 1500', azurite);
 row(`  only ${FOUNDATION.join(', ')}`, stack.foundationStartMs, 'ms', '< 2000', azurite);
-const host = await benchFunctionsHost({ appDir: join(repositoryRoot, loadApps().functions?.folder ?? '') });
+const host = await timed('functions host', () =>
+  benchFunctionsHost({ appDir: join(repositoryRoot, loadApps().functions?.folder ?? '') }),
+);
 row('functions host start to ready (system app)', host.startMs, 'ms', '<= 400');
 row('  of which the app loading its modules', host.appLoadMs, 'ms');
 row('memory of the whole stack after start: PSS', stack.memory.pss, 'MB', '<= 300');
@@ -43,14 +45,20 @@ row('trivial HTTP function via the host', host.requestsPerSec, '/s', '>= 0.6×',
   name: 'bare node:http',
   value: host.bareRequestsPerSec,
 });
-const manageTask = await benchManageTask();
+const manageTask = await timed('managetask', benchManageTask);
 row('POST-then-GET managetask round trips', manageTask.roundTripsPerSec, '/s', '>= 400');
 console.log(`  where the time goes: ${JSON.stringify(manageTask.breakdown)}`);
-const bare = { name: 'bare node:https', value: await bareHttpsRequestsPerSec() };
-const cosmos = await benchCosmos();
+const bare = {
+  name: 'bare node:https',
+  value: await timed('bare node:https', () => bareHttpsRequestsPerSec()),
+};
+const cosmos = await timed('Cosmos', benchCosmos);
 row('Cosmos point reads via @azure/cosmos', cosmos.readsPerSec, '/s', '>= 0.5×', bare);
 row('Cosmos creates via @azure/cosmos', cosmos.createsPerSec, '/s', undefined, bare);
-const blobs = await benchBlobTrigger();
+console.log(
+  `  each round (reads; creates): ${cosmos.readsPerRound.join(', ')}; ${cosmos.createsPerRound.join(', ')}`,
+);
+const blobs = await timed('blob trigger', () => benchBlobTrigger());
 row('blob trigger (10,000 blobs in tasks)', blobs.blobsPerSec, 'blobs/s', '>= 300', {
   name: 'upload rate',
   value: blobs.uploadsPerSec,
@@ -61,11 +69,11 @@ row('  RSS after: Azurite', blobs.azuriteRssMb, 'MB');
 row('  RSS after: functions host', blobs.hostRssMb, 'MB');
 
 // The other issues' rows.
-const eventHubs = await benchEventHubs();
+const eventHubs = await timed('Event Hubs', () => benchEventHubs());
 row('Event Hubs events sent (batches of 250)', eventHubs.sendEventsPerSec, '/s');
 row('Event Hubs events received', eventHubs.receiveEventsPerSec, '/s');
 
-const web = await benchWebApp();
+const web = await timed('web apps', benchWebApp);
 row('web app A: GET /api/tasks (20 tasks)', web.webGetPerSec, '/s', '>= 0.8×', {
   name: 'bare Express',
   value: web.bareGetPerSec,
@@ -78,7 +86,7 @@ row('web Create → ProcessTaskEvents log line', web.createToLogMs, 'ms', '<= 10
 row('RSS of web app A after ~12,000 requests', web.webRssMb, 'MB', '<= 90');
 row('RSS of web app B (idle)', web.webBRssMb, 'MB', '<= 90');
 
-const gateway = await benchGateway();
+const gateway = await timed('gateway', benchGateway);
 row('gateway: added median latency (managetask)', gateway.addedMedianMs, 'ms', '<= 1');
 row('gateway: POST /functions/managetask', gateway.gatewayPerSec, '/s', '>= 0.8×', {
   name: 'direct to the backend',
@@ -87,3 +95,4 @@ row('gateway: POST /functions/managetask', gateway.gatewayPerSec, '/s', '>= 0.8�
 row('gateway RSS after > 10,000 requests', gateway.gatewayRssMb, 'MB', '<= 90');
 
 row('`npm run bench` itself', (performance.now() - benchBegan) / 1000, 's', '<= 120');
+console.log(`  its parts: ${partSeconds.map(([part, s]) => `${part} ${s.toFixed(0)} s`).join(', ')}`);

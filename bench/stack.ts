@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { testDataDir } from '../emulators/core/testing.ts';
 import { start } from '../emulators/stack/launcher.ts';
-import { median, rounds, throughput } from './measure.ts';
+import { httpClient, median, rounds, throughput, timed } from './measure.ts';
 
 /**
  * Memory (MB) of the given processes and all their descendants, from /proc: RSS summed (counts the
@@ -30,8 +30,11 @@ function treeMemoryMb(roots: number[]): { rss: number; pss: number } {
   let rss = 0;
   let pss = 0;
   for (const pid of inTree) {
-    rss += kb(pid, 'status', 'VmRSS');
-    pss += kb(pid, 'smaps_rollup', 'Pss');
+    try {
+      const [pidRss, pidPss] = [kb(pid, 'status', 'VmRSS'), kb(pid, 'smaps_rollup', 'Pss')];
+      rss += pidRss;
+      pss += pidPss;
+    } catch {} // exited since the listing (a short-lived helper): it occupies nothing now
   }
   return { rss: rss / 1024, pss: pss / 1024 };
 }
@@ -80,12 +83,13 @@ async function cliRun(dataDir: string, options: { components?: string[]; load?: 
   let loaded: { warm: { rss: number; pss: number }; end: { rss: number; pss: number } } | undefined;
   if (options.load) {
     const stack = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8'));
+    const post = httpClient(8, { 'content-type': 'application/json' });
     const call = (i: number) =>
-      fetch(`${stack.baseUrl}/api/${i % 2 ? 'managetask' : 'createtask'}?code=${stack.functionKey}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ Title: `bench ${i}`, Description: 'load', DueDate: '2030-01-01' }),
-      }).then((response) => response.arrayBuffer());
+      post(
+        `${stack.baseUrl}/api/${i % 2 ? 'managetask' : 'createtask'}?code=${stack.functionKey}`,
+        'POST',
+        JSON.stringify({ Title: `bench ${i}`, Description: 'load', DueDate: '2030-01-01' }),
+      );
     await throughput(options.load, 8, call);
     const warm = treeMemoryMb([cli.pid as number]);
     await throughput(options.load, 8, call);
@@ -100,11 +104,13 @@ async function cliRun(dataDir: string, options: { components?: string[]; load?: 
 /** The components of the foundation issue (the rest came later): its goals are stated for these. */
 export const FOUNDATION = ['identity', 'blob', 'cosmos', 'keyvault'];
 
-/** Stack start to ready (persisted data directory, warm: keys and CA exist), and memory after start. */
+/**
+ * Stack start to ready (persisted data directory, warm: keys and CA exist), and memory after start; its
+ * parts timed apart.
+ */
 export async function benchStack() {
   const data = testDataDir();
   try {
-    await (await start({ dataDir: data.dir, ports: 'free', console: false })).stop(); // creates keys and CA
     const startMs = async (components?: string[]) =>
       median(
         await rounds(3, async () => {
@@ -115,18 +121,31 @@ export async function benchStack() {
           return elapsed;
         }),
       );
-    const azurite = await rounds(3, azuriteAloneMs);
+    const azuriteMs = await timed('stack warm-up, Azurite alone ×3', async () => {
+      await (await start({ dataDir: data.dir, ports: 'free', console: false })).stop(); // creates keys and CA
+      return median(await rounds(3, azuriteAloneMs));
+    });
     const fresh = testDataDir();
-    const user = await cliRun(fresh.dir, { load: 5000 }).finally(fresh.remove);
+    const user = await timed('`npm start` + 10,000 requests', () =>
+      cliRun(fresh.dir, { load: 5000 }).finally(fresh.remove),
+    );
+    const starts = await timed('stack starts ×3, foundation ×3', async () => ({
+      all: await startMs(),
+      foundation: await startMs(FOUNDATION),
+    }));
+    const foundationMemory = await timed(
+      '`npm start` foundation',
+      async () => (await cliRun(data.dir, { components: FOUNDATION })).memory,
+    );
     return {
-      startMs: await startMs(),
-      foundationStartMs: await startMs(FOUNDATION),
-      azuriteMs: median(azurite),
+      startMs: starts.all,
+      foundationStartMs: starts.foundation,
+      azuriteMs,
       /** `npm start` on a fresh data directory (CA and keys created) to stack.json. */
       userStartMs: user.readyMs,
       memory: user.memory,
       afterLoad: user.loaded,
-      foundationMemory: (await cliRun(data.dir, { components: FOUNDATION })).memory,
+      foundationMemory,
     };
   } finally {
     data.remove();

@@ -4,33 +4,16 @@
  * latency of each call against the function's own duration (host log) and bare Cosmos DB calls.
  */
 import { readFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { CosmosClient } from '@azure/cosmos';
-import { median } from '../../bench/measure.ts';
+import { httpClient, median } from '../../bench/measure.ts';
 import { loadTls } from '../../emulators/core/ca.ts';
 import { startAppStack } from './test-support.ts';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const TASK = JSON.stringify({ Title: 'bench', Description: 'some description', DueDate: '2030-01-01' });
 
-// The load generator is node:http on keep-alive sockets rather than fetch: on two cores every
-// millisecond the client spends is taken from the host (as wrk would leave it).
-const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-function call(url: string, method: string, body?: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method, agent }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        text += chunk;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const call = httpClient(CONCURRENCY);
 const DURATION_MS = 3000;
 const WARM_UP_MS = 1500;
 

@@ -5,34 +5,13 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
-import { Agent, request } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { median, rounds, throughput } from '../../bench/measure.ts';
+import { httpClient, median, rounds, throughput } from '../../bench/measure.ts';
 import { testDataDir } from '../../emulators/core/testing.ts';
 import { start } from '../../emulators/stack/launcher.ts';
 
 const TASK = JSON.stringify({ title: 'bench', description: 'some description', dueDate: '2030-01-01' });
-const agent = new Agent({ keepAlive: true, maxSockets: 16 });
-
-function call(
-  url: string,
-  method = 'GET',
-  body?: string,
-  headers: Record<string, string> = { 'content-type': 'application/json' },
-): Promise<{ status: number; body: string; headers: Record<string, string | string[] | undefined> }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method, agent, headers }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        text += chunk;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const call = httpClient(16, { 'content-type': 'application/json' });
 
 /** The baseline: Express with a JSON body parser and an in-memory list, nothing else. */
 async function bareExpress(): Promise<void> {
