@@ -9,6 +9,7 @@ import type { StackSecrets } from '../core/secrets.ts';
 import { testContext, testDataDir, waitFor } from '../core/testing.ts';
 import type { ComponentUnderTest } from '../stack/test-support.ts';
 import { hostIdOf, readLog, startCjsHostOnBlob } from './test/helpers.ts';
+import { ContainerScan } from './triggers/blob-scan.ts';
 
 const data = testDataDir();
 const logFile = join(data.dir, 'logs', 'functions.jsonl');
@@ -171,6 +172,43 @@ describe('blob trigger', () => {
     await upload('tasks', 'd.json', '{"Title":"D"}');
     await waitFor('d.json processed', () => count('processed d: {"Title":"D"}') === 1);
     expect(failures()).toBe(3);
+  });
+
+  it('stores the scan mark again only once a sweep lists a blob modified since the stored mark', async () => {
+    const container = storage.getContainerClient('scanned');
+    await container.createIfNotExists();
+    const info = storage
+      .getContainerClient('azure-webjobs-hosts')
+      .getBlobClient(`blobscaninfo/scan-test/${storage.accountName}/scanned/scanInfo`);
+    const stored = async () => {
+      const { LatestScan } = JSON.parse((await info.downloadToBuffer()).toString('utf8'));
+      return { mark: Date.parse(LatestScan), etag: (await info.getProperties()).etag };
+    };
+    const scan = new ContainerScan(storage, container, 'scan-test', '');
+    await scan.load();
+    const sweep = async () => {
+      await scan.sweep(
+        () => {},
+        () => false,
+      );
+      await scan.save();
+    };
+    const sweepUntilStoredPast = (modified: number) =>
+      waitFor('a stored mark past the blob', async () => {
+        await sweep();
+        const found = await stored().catch(() => undefined);
+        return found && found.mark > modified && found;
+      });
+    const { lastModified } = await upload('scanned', 'x.json', '{}');
+    const quiet = await sweepUntilStoredPast(lastModified?.getTime() ?? 0);
+    // Sweeps of the quiet container move the mark in memory (the storage's clock goes on) but store nothing.
+    await waitFor('a sweep with a later mark', async () => {
+      await sweep();
+      return scan.latestScan > quiet.mark;
+    });
+    expect((await stored()).etag).toBe(quiet.etag);
+    const { lastModified: changed } = await upload('scanned', 'y.json', '{}');
+    expect((await sweepUntilStoredPast(changed?.getTime() ?? 0)).etag).not.toBe(quiet.etag);
   });
 
   it('reports a listener whose connection is missing, and keeps the others running', async () => {

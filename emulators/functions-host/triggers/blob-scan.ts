@@ -32,6 +32,8 @@ export class ContainerScan {
   /** Blobs modified before this (ms since epoch) were seen by an earlier sweep; 0: none was. */
   #latestScan = 0;
   #saved = 0;
+  /** The newest modification time any sweep listed (ms since epoch). */
+  #newest = 0;
 
   constructor(
     hosts: BlobServiceClient,
@@ -74,6 +76,7 @@ export class ContainerScan {
       for (const item of page.segment.blobItems) {
         listed++;
         const lastModified = item.properties.lastModified.getTime();
+        this.#newest = Math.max(this.#newest, lastModified);
         if (lastModified < this.#latestScan) continue;
         const etag = item.properties.etag ?? '';
         found({ name: item.name, etag: etag.startsWith('"') ? etag : `"${etag}"`, lastModified });
@@ -86,10 +89,13 @@ export class ContainerScan {
   /**
    * Stores the mark, held back to `oldestUnfinished` (the oldest blob found but not yet run) so that a
    * restart finds what was pending. Best effort, as the runtime's: a lost update means a longer sweep.
+   * As the runtime's, a sweep that listed no blob modified since the stored mark writes nothing: a
+   * restart from that mark finds the same blobs (a quiet container costs no write per sweep, and
+   * Azurite no save of its whole database).
    */
   async save(oldestUnfinished = Number.POSITIVE_INFINITY): Promise<void> {
     const latestScan = Math.min(this.#latestScan, oldestUnfinished);
-    if (latestScan <= this.#saved) return;
+    if (latestScan <= this.#saved || this.#newest < this.#saved) return;
     const text = JSON.stringify({ LatestScan: new Date(latestScan).toISOString() });
     try {
       await this.#info.upload(text, Buffer.byteLength(text));
