@@ -75,10 +75,6 @@ export function bundleOptions(appDir: string): BuildOptions & { write: false; me
     // Some SDKs test `constructor.name` (storage-blob's credential and policy factories): keep the names
     // esbuild would otherwise suffix where two bundled packages declare the same one.
     keepNames: true,
-    // No comments or indentation: a third less source for Node to parse at every start, and V8 keeps a
-    // module's source in memory, at two bytes a character once one character is outside Latin-1 (the
-    // SDKs' comments had some).
-    minifyWhitespace: true,
     // Stack traces still name the sources (with --enable-source-maps); their text is not needed for that,
     // and would double dist/ with the SDKs' sources.
     sourcemap: true,
