@@ -58,6 +58,25 @@ export async function throughput(
   return total / ((performance.now() - began) / 1000);
 }
 
+/** Runs `work` from `concurrency` callers back to back for `ms`; returns how many calls were made. */
+export async function callsFor(
+  ms: number,
+  concurrency: number,
+  work: () => Promise<unknown>,
+): Promise<number> {
+  let count = 0;
+  const began = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() - began < ms) {
+        await work();
+        count++;
+      }
+    }),
+  );
+  return count;
+}
+
 /** Wall seconds of each part of the run, in the order they ran: where `npm run bench` spends its time. */
 export const partSeconds: [part: string, seconds: number][] = [];
 

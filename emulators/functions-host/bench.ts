@@ -8,6 +8,7 @@ import { fork } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { callsFor } from '../../bench/measure.ts';
 import type { FromComponent, ToComponent } from '../core/ipc.ts';
 import { testContext, testDataDir } from '../core/testing.ts';
 import { componentEntry } from '../stack/component.ts';
@@ -33,16 +34,8 @@ async function load(url: string, concurrency: number, durationMs: number): Promi
     });
   /** Every client calling back to back for `ms`; answers requests/s. */
   const run = async (ms: number) => {
-    let done = 0;
     const began = performance.now();
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (performance.now() - began < ms) {
-          await get();
-          done++;
-        }
-      }),
-    );
+    const done = await callsFor(ms, concurrency, get);
     return done / ((performance.now() - began) / 1000);
   };
   await run(durationMs);

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { Agent as HttpsAgent } from 'node:https';
 import { CosmosClient } from '@azure/cosmos';
-import { httpClient, median } from '../../bench/measure.ts';
+import { callsFor, httpClient, median } from '../../bench/measure.ts';
 import { loadTls } from '../../emulators/core/ca.ts';
 import { startAppStack } from './test-support.ts';
 
@@ -58,19 +58,7 @@ export async function benchManageTask(): Promise<ManageTaskBench> {
       get.push(performance.now() - t);
     };
     /** CONCURRENCY clients making round trips back to back for `ms`; answers how many they made. */
-    const load = async (ms: number) => {
-      let count = 0;
-      const started = performance.now();
-      await Promise.all(
-        Array.from({ length: CONCURRENCY }, async () => {
-          while (performance.now() - started < ms) {
-            await roundTrip();
-            count++;
-          }
-        }),
-      );
-      return count;
-    };
+    const load = (ms: number) => callsFor(ms, CONCURRENCY, roundTrip);
     for (let i = 0; i < 20; i++) await roundTrip(); // warm-up: vault secret, clients
     // Warm-up under the same load: a fresh process runs its first calls partly unoptimized, its compiler
     // threads busy (a third of the host's CPU here): start-up cost, not the rate a running stack keeps.
