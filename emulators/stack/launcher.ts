@@ -143,8 +143,11 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
     components.filter((other) => prerequisites(other).includes(component));
   const stopAll = () => inOrder(components, dependents, (component) => component.stop());
   let control: Awaited<ReturnType<typeof startControlServer>> | undefined;
-  // Those that wait load their code meanwhile.
-  for (const component of components) if (prerequisites(component).length) component.prepare();
+  // Every process is forked now, those others wait for first: a fork holds the launcher up to tens of
+  // milliseconds (until the child has exec'd), and each component then loads its code while the
+  // launcher releases ports and those it waits for start.
+  const waitedFor = (component: ComponentProcess) => dependents(component).length;
+  for (const component of [...components].sort((a, b) => waitedFor(b) - waitedFor(a))) component.prepare();
   try {
     await inOrder(components, prerequisites, async (component) => {
       await builds.get(component.name);
