@@ -73,6 +73,8 @@ describe('routing', () => {
     expect((await get('/api/products/books/99999999999')).status).toBe(404); // beyond int
     expect(await (await get('/api/products/special')).text()).toBe('literal wins');
     expect(await (await get('/api/files/a/b/c%20d.txt')).text()).toBe('a/b/c d.txt');
+    // Ties go by ordinal order of the templates, as in ASP.NET's route tree (not by locale).
+    expect(await (await get('/api/ties/1')).text()).toBe('Ties/{name}');
   });
 
   it('answers 404 (empty) for unknown routes and — like the real host — for a method the function does not accept', async () => {

@@ -124,7 +124,8 @@ export function comparePrecedence(a: CompiledRoute, b: CompiledRoute): number {
     const diff = (a.precedence[i] ?? 0) - (b.precedence[i] ?? 0);
     if (diff) return diff;
   }
-  return a.template.localeCompare(b.template);
+  // ASP.NET's route tree breaks ties by StringComparison.Ordinal: UTF-16 code units, as `<` compares.
+  return a.template < b.template ? -1 : a.template > b.template ? 1 : 0;
 }
 
 const accepts = (param: Param, value: string) => param.constraints.every((check) => check(value));

@@ -24,6 +24,10 @@ app.http('productsById', {
   route: 'products/special',
   handler: async () => ({ body: 'literal wins' }),
 });
+// Equal precedence, both match `ties/1` (literals compare case-insensitively): the ordinal tie-break
+// of ASP.NET's route tree puts 'Ties/{name}' first ('T' < 't').
+app.http('tieLower', { route: 'ties/{id}', handler: async () => ({ body: 'ties/{id}' }) });
+app.http('tieUpper', { route: 'Ties/{name}', handler: async () => ({ body: 'Ties/{name}' }) });
 app.http('files', {
   route: 'files/{*path}',
   handler: async (request) => ({ body: request.params.path ?? '' }),
