@@ -36,12 +36,34 @@ export interface RunningEmulator {
  * One emulated service: a name, an options schema checked at start, and `start`. Each lives in
  * `emulators/<name>/index.ts` as its default export and is listed once in `emulators/registry.ts`.
  */
-export interface Emulator<Schema extends z.ZodType = z.ZodType> {
+export interface Emulator<Schema extends z.ZodType = z.ZodType, Loaded = unknown> {
   name: string;
   options: Schema;
-  start(options: z.output<Schema>, context: EmulatorContext): Promise<RunningEmulator>;
+  /**
+   * Work that needs the options alone, not the services the component uses (the functions host imports
+   * its app): the launcher asks for it as soon as the process is forked, so it is done while those
+   * services start. Its result is given to `start`.
+   */
+  load?(options: z.output<Schema>): Promise<Loaded>;
+  start(options: z.output<Schema>, context: EmulatorContext, loaded: Loaded): Promise<RunningEmulator>;
 }
 
-export function defineEmulator<Schema extends z.ZodType>(emulator: Emulator<Schema>): Emulator<Schema> {
+/**
+ * Starts `emulator` with checked options, after its `load`: the one `loading` asked for ahead, else
+ * now (a process forked to restart, a test, a container).
+ */
+export async function startEmulator(
+  emulator: Emulator,
+  options: unknown,
+  context: EmulatorContext,
+  loading?: Promise<unknown>,
+): Promise<RunningEmulator> {
+  const parsed = emulator.options.parse(options);
+  return emulator.start(parsed, context, await (loading ?? emulator.load?.(parsed)));
+}
+
+export function defineEmulator<Schema extends z.ZodType, Loaded = undefined>(
+  emulator: Emulator<Schema, Loaded>,
+): Emulator<Schema, Loaded> {
   return emulator;
 }

@@ -4,6 +4,8 @@ import type { StackSecrets } from './secrets.ts';
 
 /** Messages between the launcher and a component's process (Node's IPC channel, JSON). */
 export type ToComponent =
+  /** Sent as soon as the process is forked: what needs only the options (see Emulator.load). */
+  | { type: 'load'; options: unknown }
   | {
       type: 'start';
       /** The component's name (an app's name, or the service's). */

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadTls, type TlsMaterial } from './ca.ts';
 import { StackClock } from './clock.ts';
-import type { Emulator, EmulatorContext, RunningEmulator } from './emulator.ts';
+import type { EmulatorContext } from './emulator.ts';
 import { loadSecrets } from './secrets.ts';
 import { loadTopology } from './topology.ts';
 
@@ -41,13 +41,7 @@ export async function testContext(
 }
 
 /** Starts an emulator in this process with checked options. */
-export async function startEmulator<E extends Emulator>(
-  emulator: E,
-  options: unknown,
-  context: EmulatorContext,
-): Promise<RunningEmulator> {
-  return emulator.start(emulator.options.parse(options), context);
-}
+export { startEmulator } from './emulator.ts';
 
 /**
  * A GET sent with node:https, for what fetch refuses to send (headers beyond its own limits);

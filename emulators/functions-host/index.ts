@@ -12,7 +12,7 @@ import { inputReader } from './bindings/inputs.ts';
 import { outputWriter, unsupportedBindings } from './bindings/outputs.ts';
 import { loadHostConfig, resolveAppSettings } from './config.ts';
 import { blobService, connectionSetting } from './connections.ts';
-import { AppRegistry, installCoreApi } from './core-api.ts';
+import { AppRegistry, installCoreApi, type LogLevel } from './core-api.ts';
 import { defaultHostId, type Host, isDisabled, type Listener, triggerOf } from './host.ts';
 import { createHostServer } from './http/server.ts';
 import { Invoker } from './invoke.ts';
@@ -36,6 +36,35 @@ const keyTarget = z.object({
   keyName: z.string().regex(/^[\w.-]{1,128}$/, 'key names are letters, digits, _ . -'),
 });
 
+/**
+ * The app, imported with its settings in process.env as the worker imports it. It needs the options
+ * alone, so a prepared process does this while the services the app uses start (Emulator.load); what
+ * the app's registrations log meanwhile is kept until the host's log exists.
+ */
+async function loadFunctionApp(options: { appDir: string; settings: Record<string, string> }) {
+  const began = performance.now();
+  const appDir = resolve(options.appDir);
+  // The app reads its settings from process.env, as in Azure; it runs in this very process.
+  Object.assign(process.env, resolveAppSettings(appDir, options.settings));
+  const early: [LogLevel, string][] = [];
+  let systemLog = (level: LogLevel, message: string) => {
+    early.push([level, message]);
+  };
+  const registry = new AppRegistry((level, message) => systemLog(level, message));
+  installCoreApi(registry);
+  const files = await loadApp(appDir);
+  return {
+    appDir,
+    registry,
+    files,
+    loadMs: performance.now() - began,
+    logTo(logs: FunctionLogs) {
+      systemLog = (level, message) => logs.host(level, message);
+      for (const [level, message] of early) logs.host(level, message);
+    },
+  };
+}
+
 export default defineEmulator({
   name: 'functions',
   options: z.object({
@@ -44,11 +73,10 @@ export default defineEmulator({
     settings: z.record(z.string(), z.string()).default({}),
     logFile: z.string().optional(),
   }),
-  async start(options, context) {
+  load: loadFunctionApp,
+  async start(options, context, loaded) {
     const began = performance.now();
-    const appDir = resolve(options.appDir);
-    // The app reads its settings from process.env, as in Azure; it runs in this very process.
-    Object.assign(process.env, resolveAppSettings(appDir, options.settings));
+    const { appDir, registry, files } = loaded;
     const settings = process.env;
     const config = loadHostConfig(appDir);
     const logs = new FunctionLogs({
@@ -57,13 +85,8 @@ export default defineEmulator({
       logFile: options.logFile,
       levels: config.logLevels,
     });
-    const registry = new AppRegistry((level, message) => logs.host(level, message));
-    installCoreApi(registry);
-    const files = await loadApp(appDir);
-    logs.host(
-      'information',
-      `Loaded ${files.length} entry point file(s) in ${Math.round(performance.now() - began)}ms`,
-    );
+    loaded.logTo(logs);
+    logs.host('information', `Loaded ${files.length} entry point file(s) in ${Math.round(loaded.loadMs)}ms`);
     await runAppStart(appDir, registry);
     registry.lock();
     // As the worker does once the app is loaded: this also locks app.setup() and starts its HTTP proxy.

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { saveCodeCache } from '../core/bundle.mjs';
 import { StackClock } from '../core/clock.ts';
-import type { Emulator, RunningEmulator } from '../core/emulator.ts';
+import { type Emulator, type RunningEmulator, startEmulator } from '../core/emulator.ts';
 import { type FromComponent, NotFoundError, type ToComponent } from '../core/ipc.ts';
 import { loadTopology } from '../core/topology.ts';
 
@@ -37,6 +37,8 @@ const send = (message: FromComponent) => {
   if (process.connected) process.send?.(message);
 };
 const clock = new StackClock();
+/** What the emulator's `load` gave (or is giving) for the options the launcher sent ahead of `start`. */
+let loading: Promise<unknown> | undefined;
 let running: RunningEmulator | undefined;
 let stopping = false;
 
@@ -70,24 +72,33 @@ export function serveComponent(emulator: Emulator): void {
 
 async function handle(emulator: Emulator, message: ToComponent) {
   switch (message.type) {
+    case 'load':
+      loading ??= (async () => emulator.load?.(emulator.options.parse(message.options)))();
+      // A failure is reported by `start`, which awaits it.
+      loading.catch(() => {});
+      break;
     case 'start':
       try {
         if (message.emulator !== emulator.name)
           throw new Error(`this process runs ${emulator.name}, not ${message.emulator}`);
         clock.replaceShifts(message.shifts);
-        const options = emulator.options.parse(message.options);
-        running = await emulator.start(options, {
-          stateDir: message.stateDir,
-          tls: message.tls,
-          secrets: message.secrets,
-          topology: loadTopology(),
-          clock,
-          log: print,
-          crash: (reason) => {
-            console.error(`crashed: ${reason}`);
-            void stop(1);
+        running = await startEmulator(
+          emulator,
+          message.options,
+          {
+            stateDir: message.stateDir,
+            tls: message.tls,
+            secrets: message.secrets,
+            topology: loadTopology(),
+            clock,
+            log: print,
+            crash: (reason) => {
+              console.error(`crashed: ${reason}`);
+              void stop(1);
+            },
           },
-        });
+          loading,
+        );
         send({ type: 'ready', endpoints: running.endpoints });
         saveCodeCache();
       } catch (error) {

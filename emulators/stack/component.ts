@@ -74,11 +74,14 @@ export class ComponentProcess {
   }
 
   /**
-   * Forks the process now and starts it later (launch): it loads its code (most of its start) while the
-   * components it waits for start.
+   * Forks the process now and starts it later (launch): it loads its code (most of its start), and does
+   * its emulator's `load` with its options (the functions host imports its app), while the components
+   * it waits for start.
    */
   prepare(): void {
-    this.#prepared ??= this.#spawn();
+    if (this.#prepared) return;
+    this.#prepared = this.#spawn();
+    this.#prepared.send({ type: 'load', options: this.start.options } satisfies ToComponent);
   }
 
   /** Forks the process; resolves with its endpoints once it reports ready and passes the ready check. */

@@ -15,6 +15,7 @@ import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { loadTls } from '../core/ca.ts';
 import { StackClock } from '../core/clock.ts';
+import { startEmulator } from '../core/emulator.ts';
 import { LOOPBACK } from '../core/http.ts';
 import type { StackSecrets } from '../core/secrets.ts';
 import { loadTopology } from '../core/topology.ts';
@@ -61,11 +62,11 @@ async function run(component: string) {
     return;
   }
   const emulator = await loadEmulator(component).catch((error: Error) => fail(error.message));
-  const options = emulator.options.parse(JSON.parse(required('TASKSTACK_OPTIONS')));
+  const options = JSON.parse(required('TASKSTACK_OPTIONS')) as { port: number };
   const secrets = JSON.parse(
     Buffer.from(required('TASKSTACK_KEYS'), 'base64').toString('utf8'),
   ) as StackSecrets;
-  const running = await emulator.start(options, {
+  const running = await startEmulator(emulator, options, {
     stateDir: join(dir, 'state'),
     tls: await loadTls(dir),
     secrets,
@@ -74,7 +75,7 @@ async function run(component: string) {
     log: (line) => console.log(line),
     crash: (reason) => fail(`crashed: ${reason}`),
   });
-  const port = Number((options as { port: number }).port);
+  const port = Number(options.port);
   const relays = await Promise.all(ownAddresses().map((address) => relay(address, port)));
   console.log(`${component} ready on port ${port}: ${JSON.stringify(running.endpoints)}`);
   const stop = async () => {

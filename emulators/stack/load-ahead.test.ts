@@ -1,0 +1,57 @@
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterAll, expect, it } from 'vitest';
+import { testContext, testDataDir, waitFor } from '../core/testing.ts';
+import { appPath } from '../functions-host/test/helpers.ts';
+import { ComponentProcess, componentEntry } from './component.ts';
+import { Console } from './console.ts';
+
+const data = testDataDir();
+afterAll(() => data.remove());
+
+// The launcher forks an app's process while the services it uses start, and sends it its options at
+// once (`load`): the functions host imports the app meanwhile, and its `start` uses that import.
+it('imports a function app as soon as its process is forked, once, and again in a restarted process', async () => {
+  const context = await testContext(data.dir);
+  const lines: string[] = [];
+  const out = new PassThrough();
+  out.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n')));
+  const imports = () =>
+    lines.filter((line) => line.includes('app-load imported (LOAD_SETTING=ahead)')).length;
+  const options = {
+    port: 0,
+    appDir: appPath('app-load'),
+    settings: { AzureWebJobsSecretStorageType: 'files', LOAD_SETTING: 'ahead' },
+  };
+  const component = new ComponentProcess(
+    'functions',
+    {
+      type: 'start',
+      name: 'functions',
+      emulator: 'functions',
+      options,
+      stateDir: join(data.dir, 'state'),
+      tls: context.tls,
+      secrets: context.secrets,
+      shifts: [],
+    },
+    process.env,
+    join(data.dir, 'functions.log'),
+    new Console(['functions'], out),
+    await componentEntry('functions'),
+  );
+  try {
+    component.prepare();
+    await waitFor('the app imported before its start', () => imports() === 1, 20_000);
+    const { baseUrl } = await component.launch();
+    expect(await (await fetch(`${baseUrl}/api/loaded`)).text()).toBe('ahead');
+    expect(imports()).toBe(1);
+
+    process.kill(component.pid ?? 0, 'SIGKILL');
+    await waitFor('the restarted host', () => lines.some((line) => line.endsWith('restarted')), 20_000);
+    expect(imports()).toBe(2);
+    expect(await (await fetch(`${component.endpoints.baseUrl}/api/loaded`)).text()).toBe('ahead');
+  } finally {
+    await component.stop();
+  }
+});
