@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadTls } from './ca.ts';
 import { checkShifts, LATEST_STACK_TIME, StackClock } from './clock.ts';
 import { close, createTlsServer, LOOPBACK, listen, probe } from './http.ts';
-import { loadSecrets } from './secrets.ts';
+import { loadSecrets, openSecrets } from './secrets.ts';
 import { loadTopology } from './topology.ts';
 
 const DAY = 86_400_000;
@@ -147,6 +147,18 @@ describe('keys per data directory', () => {
     const other = await loadSecrets(freshDir(), topology);
     expect(other.cosmosKey).not.toBe(first.cosmosKey);
     expect(other.identities.functionApp?.principalId).not.toBe(first.identities.functionApp?.principalId);
+  });
+
+  it('store the shared keys at once and the signing key once made, which later loads keep', async () => {
+    const dir = freshDir();
+    const { secrets, signingKey } = openSecrets(dir, topology);
+    const stored = () => JSON.parse(readFileSync(join(dir, 'keys.json'), 'utf8'));
+    expect(stored()).toEqual(secrets);
+    expect(stored().signingKey).toBeUndefined();
+    const key = await signingKey;
+    expect(key).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig' });
+    expect(stored()).toEqual({ ...secrets, signingKey: key });
+    expect(await loadSecrets(dir, topology)).toEqual({ ...secrets, signingKey: key });
   });
 
   it('take a user-given EncryptionKey over the generated one, and keep everything else', async () => {

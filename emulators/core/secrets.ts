@@ -105,39 +105,62 @@ function randomSecrets(topology: Topology): Omit<StackSecrets, 'signingKey'> {
   };
 }
 
-async function signingKey(): Promise<JWK> {
+/** Made on libuv's threads: the caller's thread goes on meanwhile. */
+async function newSigningKey(): Promise<JWK> {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   return { ...(await exportJWK(privateKey)), kid: randomUUID(), alg: 'RS256', use: 'sig' };
 }
 
+/** Every key but the identity provider's signing key: what the stack's wiring is made of. */
+export type SharedSecrets = Omit<StackSecrets, 'signingKey'>;
+
 /**
  * Loads the data directory's keys, generating them on first use. Identities added to the topology
- * later get keys without disturbing the existing ones; a user-given EncryptionKey always wins.
+ * later get keys without disturbing the existing ones; a user-given EncryptionKey always wins. The
+ * signing key, an RSA key (100–500 ms of CPU to make), comes later when there is none yet, and is
+ * stored once made: the launcher forks its components meanwhile.
  */
-export async function loadSecrets(
+export function openSecrets(
   dataDir: string,
   topology: Topology,
   encryptionKey?: string,
-): Promise<StackSecrets> {
+): { secrets: SharedSecrets; signingKey: Promise<JWK> } {
   const path = join(dataDir, 'keys.json');
   const stored = readJsonIfExists<StackSecrets>(path);
   const fresh = randomSecrets(topology);
-  const secrets: StackSecrets = {
+  const { signingKey: storedKey, ...kept } = stored ?? {};
+  const secrets: SharedSecrets = {
     ...fresh,
-    ...stored,
+    ...kept,
     identities: { ...fresh.identities, ...stored?.identities },
     directory: {
       cookieKey: stored?.directory?.cookieKey ?? fresh.directory.cookieKey,
       applications: { ...fresh.directory.applications, ...stored?.directory?.applications },
       users: { ...fresh.directory.users, ...stored?.directory?.users },
     },
-    // An RSA key costs ~100 ms: only when there is none yet.
-    signingKey: stored?.signingKey ?? (await signingKey()),
   };
   if (encryptionKey !== undefined) secrets.encryptionKey = encryptionKey;
-  if (JSON.stringify(secrets) !== JSON.stringify(stored))
-    writeFileAtomic(path, JSON.stringify(secrets, null, 2));
-  return secrets;
+  const save = (signingKey: JWK | undefined) => {
+    const all = { ...secrets, signingKey };
+    if (JSON.stringify(all) !== JSON.stringify(stored)) writeFileAtomic(path, JSON.stringify(all, null, 2));
+  };
+  save(storedKey);
+  if (storedKey) return { secrets, signingKey: Promise.resolve(storedKey) };
+  const signingKey = newSigningKey().then((key) => {
+    save(key);
+    return key;
+  });
+  return { secrets, signingKey };
+}
+
+/** The data directory's keys (openSecrets), the signing key included. */
+export async function loadSecrets(
+  dataDir: string,
+  topology: Topology,
+  encryptionKey?: string,
+): Promise<StackSecrets> {
+  const { secrets, signingKey } = openSecrets(dataDir, topology, encryptionKey);
+  return { ...secrets, signingKey: await signingKey };
 }
 
 /** The secret web apps sign their cookies with: one-way from the master key, so per data directory. */

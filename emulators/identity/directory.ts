@@ -4,7 +4,7 @@
  * the launcher resolved.
  */
 import { sameKey } from '../core/compare.ts';
-import type { StackSecrets } from '../core/secrets.ts';
+import type { SharedSecrets } from '../core/secrets.ts';
 import type { Topology } from '../core/topology.ts';
 
 export interface Application {
@@ -47,7 +47,7 @@ export interface Directory {
   checkPassword(user: User, given: string): boolean;
 }
 
-export function loadDirectory(topology: Topology, secrets: StackSecrets, uris: ResolvedUris): Directory {
+export function loadDirectory(topology: Topology, secrets: SharedSecrets, uris: ResolvedUris): Directory {
   const declared = topology.directory;
   for (const [kind, given] of Object.entries(uris)) {
     for (const name of Object.keys(given))

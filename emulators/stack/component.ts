@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { bundleEntries } from '../core/bundle.mjs';
 import type { ClockShift } from '../core/clock.ts';
 import { type FromComponent, NotFoundError, type ToComponent } from '../core/ipc.ts';
+import type { StackSecrets } from '../core/secrets.ts';
 import { emulatorModule, hosts, services } from '../registry.ts';
 import { type Console, printable } from './console.ts';
 
@@ -38,6 +39,8 @@ serveComponent(emulator);`,
   return { path: runCached, args: [main] };
 }
 type StartMessage = Extract<ToComponent, { type: 'start' }>;
+/** The start message, whose secrets may still be in the making (a fresh data directory's signing key). */
+type PendingStart = Omit<StartMessage, 'secrets'> & { secrets: StackSecrets | Promise<StackSecrets> };
 /** Checks a (re)started component: its endpoints are the wired ones and it answers its health check. */
 export type ReadyCheck = (component: ComponentProcess, endpoints: Record<string, string>) => Promise<void>;
 
@@ -61,7 +64,7 @@ export class ComponentProcess {
 
   constructor(
     readonly name: string,
-    private readonly start: StartMessage,
+    private readonly start: PendingStart,
     private readonly env: NodeJS.ProcessEnv,
     private readonly logPath: string,
     private readonly console: Console,
@@ -147,7 +150,7 @@ export class ComponentProcess {
         reject(new Error(`${this.name} exited during start (${signal ?? code})`));
         if (!this.#stopping) this.#crashed(code, signal);
       });
-      child.send(this.start);
+      Promise.resolve(this.start.secrets).then((secrets) => child.send({ ...this.start, secrets }), reject);
     });
   }
 

@@ -5,7 +5,7 @@ import { loadTls } from '../core/ca.ts';
 import { checkShifts, StackClock } from '../core/clock.ts';
 import { readJsonIfExists, writeFileAtomic } from '../core/files.ts';
 import { NotFoundError } from '../core/ipc.ts';
-import { loadSecrets } from '../core/secrets.ts';
+import { openSecrets } from '../core/secrets.ts';
 import { loadTopology } from '../core/topology.ts';
 import { loadDirectory, testUsers } from '../identity/directory.ts';
 import { buildAppIfChanged } from './build-app.ts';
@@ -33,10 +33,8 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
   mkdirSync(join(dataDir, 'logs'), { recursive: true, mode: 0o700 });
   const topology = loadTopology();
   const apps = loadApps(options.appsFile);
-  const [tls, secrets] = await Promise.all([
-    loadTls(dataDir),
-    loadSecrets(dataDir, topology, options.encryptionKey),
-  ]);
+  const { secrets, signingKey } = openSecrets(dataDir, topology, options.encryptionKey);
+  const tls = await loadTls(dataDir);
   const reservation = await reservePorts(stackPorts(apps), options.ports, options.portOverrides);
   const { ports } = reservation;
   const wiring = wire(ports, secrets, dataDir, topology, apps, options.settings);
@@ -83,6 +81,8 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
     ),
   );
 
+  // A fresh data directory's signing key is made while the components are forked and load their code.
+  const componentSecrets = signingKey.then((key) => ({ ...secrets, signingKey: key }));
   // The function app whose keys stack.json names (functionKey, masterKey).
   const functionApp = plans.find((plan) => plan.emulator === 'functions')?.name;
   const logs: Record<string, string> = {};
@@ -101,7 +101,7 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
         options: plan.options,
         stateDir: options.inMemory ? undefined : join(dataDir, 'state', plan.name),
         tls,
-        secrets,
+        secrets: componentSecrets,
         shifts: [...clock.shifts],
       },
       env,

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { ACCOUNT, blobConnectionString } from '../blob/azurite.ts';
 import { type Apps, appIdentity, repositoryRoot, resolveSettings, settingReference } from '../core/apps.ts';
-import { type StackSecrets, sessionSecret } from '../core/secrets.ts';
+import { type SharedSecrets, sessionSecret } from '../core/secrets.ts';
 import type { Topology } from '../core/topology.ts';
 import { type EmulatorName, hostOfKind, type ServiceName } from '../registry.ts';
 
@@ -40,7 +40,7 @@ export interface ComponentPlan {
  */
 export function wire(
   ports: Record<string, number>,
-  secrets: StackSecrets,
+  secrets: SharedSecrets,
   dataDir: string,
   topology: Topology,
   apps: Apps,
