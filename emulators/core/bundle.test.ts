@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundle, bundleEntries } from './bundle.mjs';
@@ -90,5 +90,24 @@ console.log(${JSON.stringify(word)}, where === ${JSON.stringify(pathToFileURL(`$
     const second = await bundleEntries('test-entries', dir, { a: say('gamma'), b: say('beta') });
     expect(second.a).not.toBe(first.a);
     expect(run(second.a as string).stdout).toBe('gamma true a.cjs  /');
+  });
+});
+
+describe('bundled packages', () => {
+  it('keep one copy of a package npm installed several times at the same version', async () => {
+    // type-is and koa each have mime-types 3.0.2 (and its mime-db) in a node_modules of their own.
+    const repository = fileURLToPath(new URL('../..', import.meta.url));
+    const { main } = await bundleEntries('test-one-copy', repository, {
+      main: "import typeIs from 'type-is';\nimport Koa from 'koa';\nconsole.log(typeIs.is('application/json', ['json']), typeof Koa);\n",
+    });
+    const text = readFileSync(main as string, 'utf8');
+    const copies = [...new Set(text.match(/node_modules\/[\w@./-]*?mime-types\/index\.js/g))];
+    const versions = copies.map(
+      (copy) => JSON.parse(readFileSync(join(repository, dirname(copy), 'package.json'), 'utf8')).version,
+    );
+    // koa's own accepts wants mime-types 2: that copy stays, beside the one 3.0.2.
+    expect(versions.sort()).toEqual([...new Set(versions)].sort());
+    expect(versions.filter((version) => version.startsWith('3.'))).toHaveLength(1);
+    expect(run(main as string)).toMatchObject({ stdout: 'json function', status: 0 });
   });
 });

@@ -7,10 +7,11 @@
  * refuses fails the build.
  */
 import { readFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import pug from 'pug';
+import { oneCopyPerPackage } from '../../emulators/core/bundle.mjs';
 import { type BuildReport, bundleOptions, writeBuildOutput } from '../build.ts';
 
 const appDir = fileURLToPath(new URL('.', import.meta.url));
@@ -35,45 +36,6 @@ export function pugViews(dependencies: Set<string>): Plugin {
         });
         for (const dependency of compiled.dependencies) dependencies.add(dependency);
         return { contents: `${compiled.body}\nexport default render;\n`, loader: 'js' };
-      });
-    },
-  };
-}
-
-/** The folder of the installed package holding `file`: the innermost `node_modules/<name>` (or `@scope/name`). */
-const packageDir = (file: string) => /^.*\/node_modules\/(?:@[^/]+\/)?[^/]+/.exec(file)?.[0];
-
-/**
- * One copy of each package: npm installs the same version in several nested node_modules (mime-types
- * 3.0.2 and its mime-db under express, send, accepts and type-is), and each copy would otherwise be
- * bundled, loaded and build its tables again. Copies are the same when package-lock.json gives them the
- * same name, version and integrity (the same tarball); the first in sorted order is kept, so every build
- * makes the same bundle.
- */
-function oneCopyPerPackage(lockfile: string): Plugin {
-  const root = dirname(lockfile);
-  const { packages } = JSON.parse(readFileSync(lockfile, 'utf8')) as {
-    packages: Record<string, { version?: string; integrity?: string }>;
-  };
-  const identity = (path: string) => {
-    const entry = packages[path];
-    return entry?.integrity && `${path.replace(/^.*node_modules\//, '')}@${entry.version} ${entry.integrity}`;
-  };
-  const kept = new Map<string, string>();
-  for (const path of Object.keys(packages).sort()) {
-    const key = identity(path);
-    if (key && !kept.has(key)) kept.set(key, path);
-  }
-  return {
-    name: 'one-copy-per-package',
-    setup(build) {
-      build.onResolve({ filter: /^[^./]/ }, async ({ path, importer, resolveDir, kind, pluginData }) => {
-        if (pluginData === 'resolving') return undefined;
-        const resolved = await build.resolve(path, { importer, resolveDir, kind, pluginData: 'resolving' });
-        const dir = packageDir(resolved.path);
-        const key = dir && identity(relative(root, dir));
-        if (resolved.errors.length || resolved.external || !dir || !key) return resolved;
-        return { ...resolved, path: join(root, kept.get(key) as string) + resolved.path.slice(dir.length) };
       });
     },
   };
