@@ -1,6 +1,7 @@
 import type { TlsMaterial } from './ca.ts';
 import type { ClockShift } from './clock.ts';
 import type { StackSecrets } from './secrets.ts';
+import type { Topology } from './topology.ts';
 
 /** Messages between the launcher and a component's process (Node's IPC channel, JSON). */
 export type ToComponent =
@@ -16,6 +17,8 @@ export type ToComponent =
       stateDir: string | undefined;
       tls: TlsMaterial;
       secrets: StackSecrets;
+      /** The topology the launcher loaded and checked: a component does not read and check it again. */
+      topology: Topology;
       shifts: ClockShift[];
     }
   | { type: 'clock'; id: number; shifts: ClockShift[] }

@@ -92,6 +92,7 @@ async function hostServer(dataDir: string, options: Record<string, unknown>) {
     stateDir: join(dataDir, 'state'),
     tls: context.tls,
     secrets: context.secrets,
+    topology: context.topology,
     shifts: [],
   };
   child.send(start);

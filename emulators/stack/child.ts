@@ -9,10 +9,9 @@ import { saveCodeCache } from '../core/bundle.mjs';
 import { StackClock } from '../core/clock.ts';
 import { type Emulator, type RunningEmulator, startEmulator } from '../core/emulator.ts';
 import { type FromComponent, NotFoundError, type ToComponent } from '../core/ipc.ts';
-import { loadTopology } from '../core/topology.ts';
 
-// Zod compiles a schema to a function at its first parse; a process that parses its options and the
-// topology once, and little else, does better without (~20 ms of CPU a component at start).
+// Zod compiles a schema to a function at its first parse; a process that parses its options once, and
+// little else, does better without (~20 ms of CPU a component at start).
 z.config({ jitless: true });
 
 /**
@@ -89,7 +88,7 @@ async function handle(emulator: Emulator, message: ToComponent) {
             stateDir: message.stateDir,
             tls: message.tls,
             secrets: message.secrets,
-            topology: loadTopology(),
+            topology: message.topology,
             clock,
             log: print,
             crash: (reason) => {

@@ -102,6 +102,7 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
         stateDir: options.inMemory ? undefined : join(dataDir, 'state', plan.name),
         tls,
         secrets: componentSecrets,
+        topology,
         shifts: [...clock.shifts],
       },
       env,

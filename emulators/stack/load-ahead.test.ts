@@ -33,6 +33,7 @@ it('imports a function app as soon as its process is forked, once, and again in 
       stateDir: join(data.dir, 'state'),
       tls: context.tls,
       secrets: context.secrets,
+      topology: context.topology,
       shifts: [],
     },
     process.env,

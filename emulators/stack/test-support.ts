@@ -152,6 +152,7 @@ export async function startComponent(
     stateDir: context.stateDir && join(context.stateDir, name),
     tls: context.tls,
     secrets: context.secrets,
+    topology: context.topology,
     shifts: [...context.clock.shifts],
   };
   // What the launcher runs: a TypeScript loader would cost every component process half a second.
