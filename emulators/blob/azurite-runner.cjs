@@ -37,6 +37,16 @@ utils.isURITemplateMatch = (url, template) => {
   return matches;
 };
 
+// The blob events the Functions host's blob trigger subscribes to (blob-events.cjs), on Azurite's server.
+const http = require('node:http');
+const { serveBlobEvents } = require('./blob-events.cjs');
+const createServer = http.createServer;
+http.createServer = (...args) => {
+  const server = createServer(...args);
+  serveBlobEvents(server);
+  return server;
+};
+
 require('azurite/dist/src/blob/main.js');
 
 // Azurite's modules are loaded: keep V8's code for them (when run by run-cached.cjs; see azurite.ts).

@@ -25,6 +25,12 @@ export function blobConnectionString(blobEndpoint: string, accountKey: string): 
   return `DefaultEndpointsProtocol=http;AccountName=${ACCOUNT};AccountKey=${accountKey};BlobEndpoint=${blobEndpoint};`;
 }
 
+/**
+ * Where the account's blob events stream (blob-events.cjs) is served: a path of the blob endpoint that
+ * no container can have.
+ */
+export const blobEventsUrl = (blobEndpoint: string) => `${blobEndpoint}/$events`;
+
 export interface AzuriteOptions {
   port: number;
   /** Folder for Azurite's data; undefined keeps everything in memory. */

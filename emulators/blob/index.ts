@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { defineEmulator } from '../core/emulator.ts';
 import { readJsonIfExists, writeFileAtomic } from '../core/files.ts';
-import { ACCOUNT, blobConnectionString, startAzurite, stopAzurite } from './azurite.ts';
+import { ACCOUNT, blobConnectionString, blobEventsUrl, startAzurite, stopAzurite } from './azurite.ts';
 import { LIFECYCLE_PERIOD_MS, type LifecycleReport, runLifecycle } from './lifecycle.ts';
 
 /**
@@ -69,7 +69,7 @@ export default defineEmulator({
     child.once('exit', onExit);
 
     return {
-      endpoints: { blob, connectionString },
+      endpoints: { blob, connectionString, events: blobEventsUrl(blob) },
       async health() {
         await service.getProperties();
       },

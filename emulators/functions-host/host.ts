@@ -24,6 +24,8 @@ export interface Host {
   clock: StackClock;
   /** The app's own HTTP proxy when it enabled HTTP streaming (`app.setup({ enableHttpStream: true })`). */
   httpStreamUri: string | undefined;
+  /** Blob endpoints whose store streams blob events (`triggers/blob-events.ts`) → the stream's URL. */
+  blobEvents: Record<string, string>;
 }
 
 /** A running listener (timer schedule, blob scan, Event Hubs processor …). */

@@ -72,6 +72,8 @@ export default defineEmulator({
     appDir: z.string().min(1),
     settings: z.record(z.string(), z.string()).default({}),
     logFile: z.string().optional(),
+    /** Blob endpoints (as connection strings give them) → their blob events stream (blob/blob-events.cjs). */
+    blobEvents: z.record(z.string(), z.string()).default({}),
   }),
   load: loadFunctionApp,
   async start(options, context, loaded) {
@@ -122,6 +124,7 @@ export default defineEmulator({
       logs,
       clock: context.clock,
       httpStreamUri: capabilities.HttpUri,
+      blobEvents: options.blobEvents,
     };
     const kinds = triggerKinds();
     const server = createHostServer(host, kinds);

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { ACCOUNT, blobConnectionString } from '../blob/azurite.ts';
+import { ACCOUNT, blobConnectionString, blobEventsUrl } from '../blob/azurite.ts';
 import { type Apps, appIdentity, repositoryRoot, resolveSettings, settingReference } from '../core/apps.ts';
 import { type SharedSecrets, sessionSecret } from '../core/secrets.ts';
 import type { Topology } from '../core/topology.ts';
@@ -112,7 +112,14 @@ export function wire(
     const appDir = join(repositoryRoot, app.folder);
     const options =
       app.kind === 'functionapp'
-        ? { port: at(name), appDir, settings, logFile: join(dataDir, 'logs', `${name}.jsonl`) }
+        ? {
+            port: at(name),
+            appDir,
+            settings,
+            logFile: join(dataDir, 'logs', `${name}.jsonl`),
+            // The blob trigger hears of new blobs from the store at once rather than by its next sweep.
+            blobEvents: { [blob]: blobEventsUrl(blob) },
+          }
         : { port: at(name), appDir, settings, healthCheckPath: app.healthCheckPath };
     return {
       name,
@@ -162,7 +169,7 @@ export function wire(
         },
         { authority, issuer, jwksUri, identityEndpoint: `${authority}/msi/token` },
       ),
-      service('blob', {}, { blob, connectionString: storage }),
+      service('blob', {}, { blob, connectionString: storage, events: blobEventsUrl(blob) }),
       service('cosmos', { issuer, jwksUri }, { cosmos }),
       service(
         'keyvault',

@@ -86,6 +86,19 @@ export class ContainerScan {
     return listed;
   }
 
+  /** A blob the store reported written (a blob event): what the next save must cover. */
+  heard(lastModified: number): void {
+    this.#newest = Math.max(this.#newest, lastModified);
+  }
+
+  /**
+   * Moves the mark up to `watermark` (ms, the store's clock): every blob written before it has been
+   * reported. Listings show whole seconds, so the mark stays a second behind it.
+   */
+  advance(watermark: number): void {
+    this.#latestScan = Math.max(this.#latestScan, watermark - MARGIN_MS);
+  }
+
   /**
    * Stores the mark, held back to `oldestUnfinished` (the oldest blob found but not yet run) so that a
    * restart finds what was pending. Best effort, as the runtime's: a lost update means a longer sweep.

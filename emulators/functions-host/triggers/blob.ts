@@ -1,9 +1,12 @@
 /**
- * blobTrigger by container scan (the runtime's `LogsAndContainerScan` source without the logs part):
- * sweeps of the container (`blob-scan.ts`) find the blob versions written since the latest scan; each
- * matching version runs once, as the runtime's blob trigger queue runs them, up to `BATCH_SIZE` at a
- * time, recorded by a receipt (`blob-receipts.ts`) so that a restart never repeats a finished version.
- * A failed run is tried again after the next sweep, up to `maxDequeueCount` (5) tries, then poisoned.
+ * blobTrigger as the runtime's `LogsAndContainerScan` source runs it, with the store's blob events
+ * (`blob-events.ts`, where the store has them) standing for its storage logs: events report new blob
+ * versions at once; sweeps of the container (`blob-scan.ts`) find those written since the latest
+ * scan, once after each subscription to the events and, while they are not connected, at the
+ * runtime's pace. Each matching version runs once, as the runtime's blob trigger queue runs them, up
+ * to `BATCH_SIZE` at a time, recorded by a receipt (`blob-receipts.ts`) so that a restart never repeats
+ * a finished version. A failed run is tried again after the next sweep (or, with events connected,
+ * a second later), up to `maxDequeueCount` (5) tries, then poisoned.
  */
 import type { ContainerClient } from '@azure/storage-blob';
 import { splitBlobPath } from '../bindings/outputs.ts';
@@ -12,9 +15,10 @@ import type { RegisteredFunction, RpcTypedData } from '../core-api.ts';
 import type { Host, Listener, TriggerBinding, TriggerKind } from '../host.ts';
 import type { TriggerInput } from '../invoke.ts';
 import { Outage } from '../listeners.ts';
+import { BlobEvents } from './blob-events.ts';
 import { compilePattern } from './blob-path.ts';
 import { type BlobVersion, poison, Receipts } from './blob-receipts.ts';
-import { ContainerScan, PAGE_SIZE } from './blob-scan.ts';
+import { ContainerScan, type ListedBlob, PAGE_SIZE } from './blob-scan.ts';
 
 /** How often a container is swept when sweeping it is cheap. */
 export const SCAN_INTERVAL_MS = 1000;
@@ -157,19 +161,19 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     }
   };
 
-  const sweep = async () => {
-    const listed = await scan.sweep(
-      (blob) => {
-        const key = keyOf(blob);
-        const params = seen.has(key) ? undefined : match.match(blob.name);
-        if (!params) return;
-        const version = { container, ...blob, params };
-        seen.set(key, blob.lastModified);
-        unfinished.set(key, version);
-        waiting.set(key, version);
-      },
-      () => stopped,
-    );
+  /** Takes a version found by a sweep or an event, unless already known. */
+  const found = (blob: ListedBlob) => {
+    const key = keyOf(blob);
+    const params = seen.has(key) ? undefined : match.match(blob.name);
+    if (!params) return;
+    const version = { container, ...blob, params };
+    seen.set(key, blob.lastModified);
+    unfinished.set(key, version);
+    waiting.set(key, version);
+  };
+
+  /** What follows each sweep, and stands for one while events are connected. */
+  const settle = async () => {
     for (const version of failed.splice(0)) waiting.set(keyOf(version), version);
     pump();
     // What the latest scan has passed is never listed as new again: forget it, so memory stays flat.
@@ -178,8 +182,45 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     let oldest = Number.POSITIVE_INFINITY;
     for (const version of unfinished.values()) oldest = Math.min(oldest, version.lastModified);
     await scan.save(oldest);
+  };
+
+  const sweep = async () => {
+    const listed = await scan.sweep(found, () => stopped);
+    await settle();
     return listed;
   };
+
+  /**
+   * With events connected, one sweep finds what was written before the subscription ('due', then
+   * 'running'); once it has ('done'), events alone report new blobs, and their watermarks move the
+   * mark (not before: a watermark says nothing of blobs written before the subscription).
+   */
+  let catchUp: 'due' | 'running' | 'done' = 'due';
+  const eventsUrl = host.blobEvents[service.url.replace(/\/$/, '')];
+  const events =
+    eventsUrl === undefined
+      ? undefined
+      : BlobEvents.open(eventsUrl, service.credential, container, match.prefix, {
+          connected: () => {
+            catchUp = 'due';
+            wake();
+          },
+          lost: (error) => {
+            catchUp = 'due';
+            host.logs.host(
+              'warning',
+              `blob trigger 'Functions.${fn.name}': the store's blob events were lost (${error.message}); sweeping ${container} until they are back`,
+            );
+          },
+          blob: (blob) => {
+            scan.heard(blob.lastModified);
+            found(blob);
+            pump();
+          },
+          watermark: (time) => {
+            if (catchUp === 'done') scan.advance(time);
+          },
+        });
 
   // A failed sweep (storage down or restarting) is logged and retried with backoff; the receipts say
   // what already ran, so nothing is lost or run twice when it is back.
@@ -198,14 +239,32 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   let sweeping: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   const tick = () => {
+    timer = undefined;
     let delay = SCAN_INTERVAL_MS;
+    const connected = events?.connected === true;
+    if (connected && catchUp === 'done') {
+      sweeping = settle().finally(() => {
+        if (!stopped) timer = setTimeout(tick, delay);
+      });
+      return;
+    }
+    if (connected) catchUp = 'running';
     sweeping = sweep()
       .then(
         (listed) => {
           outage.recovered();
-          delay = Math.max(SCAN_INTERVAL_MS, listed * PAUSE_PER_BLOB_MS);
+          // Not connected: the runtime's pace. Connected: events report what is new (once this sweep,
+          // or the next one if they connected while this one ran, has found what came before).
+          if (catchUp === 'running') {
+            catchUp = 'done';
+            host.logs.host(
+              'information',
+              `blob trigger 'Functions.${fn.name}' is told of new blobs in ${container} by the store's blob events`,
+            );
+          } else if (!events?.connected) delay = Math.max(SCAN_INTERVAL_MS, listed * PAUSE_PER_BLOB_MS);
         },
         (error: Error) => {
+          if (catchUp === 'running') catchUp = 'due';
           delay = outage.failed(error);
         },
       )
@@ -213,10 +272,17 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
         if (!stopped) timer = setTimeout(tick, delay);
       });
   };
+  /** Events connected: the sweep after the subscription runs now rather than at the next tick. */
+  const wake = () => {
+    if (timer === undefined || stopped) return;
+    clearTimeout(timer);
+    tick();
+  };
   tick();
   return {
     async stop() {
       stopped = true;
+      events?.stop();
       clearTimeout(timer);
       await sweeping;
       if (running > 0)
