@@ -48,22 +48,19 @@ function accountKeys() {
 /** Wraps the server Azurite creates: serves the streams, and reports each write to them. */
 function serveBlobEvents(server) {
   const keys = accountKeys();
-  /** @type {Set<{ res: import('node:http').ServerResponse, prefix: string }>} */
+  /** @type {Set<{ res: import('node:http').ServerResponse, account: string, prefix: string }>} */
   const subscribers = new Set();
   /** When each write under way arrived (ms): the watermark stays before the oldest. */
   const writes = new Set();
   let sequence = 0n;
   let watermarkDue = false;
 
-  const send = (line, subject) => {
-    for (const subscriber of subscribers)
-      if (subject === undefined || subject.startsWith(subscriber.prefix)) subscriber.res.write(line);
-  };
   const watermark = () => {
     watermarkDue = false;
     let time = Date.now();
     for (const arrived of writes) time = Math.min(time, arrived.at);
-    send(`${JSON.stringify({ watermark: time })}\n`);
+    const line = `${JSON.stringify({ watermark: time })}\n`;
+    for (const subscriber of subscribers) subscriber.res.write(line);
   };
 
   const subscribe = (req, res, account) => {
@@ -80,6 +77,7 @@ function serveBlobEvents(server) {
     }
     const subscriber = {
       res,
+      account,
       prefix: new URL(req.url, 'http://x').searchParams.get('subjectBeginsWith') ?? '',
     };
     subscribers.add(subscriber);
@@ -96,6 +94,11 @@ function serveBlobEvents(server) {
     if (subscribers.size === 0 || !api || !context.blob || res.statusCode >= 300 || !etag || !lastModified)
       return;
     const subject = `/blobServices/default/containers/${context.container}/blobs/${context.blob}`;
+    // Most writes interest no one (the trigger's own receipts): the event is made only for those it does.
+    const to = [...subscribers].filter(
+      (subscriber) => subscriber.account === context.account && subject.startsWith(subscriber.prefix),
+    );
+    if (to.length === 0) return;
     const event = {
       topic: `/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/taskstack/providers/Microsoft.Storage/storageAccounts/${context.account}`,
       subject,
@@ -110,13 +113,14 @@ function serveBlobEvents(server) {
         eTag: String(etag).replace(/^"|"$/g, ''),
         blobType:
           BLOB_TYPE[req.headers['x-ms-blob-type']] ?? (api === 'PutBlockList' ? 'BlockBlob' : undefined),
-        url: `http://${req.headers.host}/${context.account}/${context.container}/${context.blob}`,
+        url: `http://${req.headers.host}/${context.account}/${context.container}/${encodeURI(context.blob)}`,
         sequencer: (++sequence).toString(16).padStart(32, '0'),
       },
       dataVersion: '',
       metadataVersion: '1',
     };
-    send(`${JSON.stringify(event)}\n`, subject);
+    const line = `${JSON.stringify(event)}\n`;
+    for (const subscriber of to) subscriber.res.write(line);
   };
 
   const emit = server.emit;

@@ -116,8 +116,9 @@ describe('blob trigger told of new blobs by the blob events', () => {
   it('runs a new blob from its event, with no sweep after the one that followed the subscription', async () => {
     await waitFor('the events to be connected and the first sweep done', () => logged(told) === 1);
     const listings = proxy.listings;
-    await upload('told');
-    await waitFor('told.json processed', () => runs()('told') === 1);
+    // A name the URL encodes: the event names the blob itself.
+    await upload('told é+%');
+    await waitFor('the blob processed', () => runs()('told é+%') === 1);
     expect(proxy.listings).toBe(listings);
   });
 
@@ -145,7 +146,7 @@ describe('blob trigger told of new blobs by the blob events', () => {
     expect(proxy.listings).toBe(listings);
     const count = runs();
     expect([...before, ...during].filter((name) => count(name) !== 1)).toEqual([]);
-    expect(runs()('told')).toBe(1);
+    expect(runs()('told é+%')).toBe(1);
   });
 
   it('runs each blob once when its event and a sweep both report it, across reconnections and a restart', async () => {
@@ -159,7 +160,7 @@ describe('blob trigger told of new blobs by the blob events', () => {
         await upload(names[i] as string);
       }
     })();
-    for (let cut = 1; cut <= 3; cut++) {
+    for (let cut = 1; cut <= 2; cut++) {
       const connections = logged(told);
       proxy.cut();
       await waitFor('the events to be back', () => logged(told) > connections);
