@@ -132,7 +132,8 @@ export default defineEmulator({
     host.baseUrl = `http://127.0.0.1:${port}`;
     settings.WEBSITE_HOSTNAME = `127.0.0.1:${port}`;
 
-    const listeners: Listener[] = [];
+    // The runtime starts its functions' listeners in parallel (WebJobs' CompositeListener).
+    const starting: Promise<Listener>[] = [];
     const lines: string[] = [];
     for (const fn of registry.functions.values()) {
       const trigger = triggerOf(fn);
@@ -165,14 +166,15 @@ export default defineEmulator({
         continue;
       }
       const listen = kind.listen;
-      listeners.push(
-        await startListener(
+      starting.push(
+        startListener(
           `Functions.${fn.name}`,
           () => listen(host, fn, trigger),
           (level, message) => logs.host(level, message),
         ),
       );
     }
+    const listeners = await Promise.all(starting);
     logs.host('information', `Functions:\n\n${lines.map((line) => `\t${line}`).join('\n\n')}\n`);
     logs.host('information', `Host started (${Math.round(performance.now() - began)}ms)`);
 
