@@ -30,6 +30,11 @@ const API = {
   Blob_SetMetadata: 'SetBlobMetadata',
   Blob_SetHTTPHeaders: 'SetBlobProperties',
 };
+/**
+ * Watermarks follow writes by this much, one for all the writes meanwhile: subscribers move their scan
+ * mark with them, and store it at most once a second.
+ */
+const WATERMARK_MS = 200;
 const BLOB_TYPE = { BlockBlob: 'BlockBlob', PageBlob: 'PageBlob', AppendBlob: 'AppendBlob' };
 
 /** The account keys Azurite was given (AZURITE_ACCOUNTS, `name:key1[:key2];…`). */
@@ -142,7 +147,7 @@ function serveBlobEvents(server) {
         writes.delete(write);
         if (!watermarkDue && subscribers.size > 0) {
           watermarkDue = true;
-          setImmediate(watermark);
+          setTimeout(watermark, WATERMARK_MS);
         }
       });
     }
