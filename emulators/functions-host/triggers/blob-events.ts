@@ -103,7 +103,12 @@ export class BlobEvents {
         res.on('data', (chunk: string) => {
           const lines = (rest + chunk).split('\n');
           rest = lines.pop() ?? '';
-          for (const line of lines) this.#receive(JSON.parse(line));
+          try {
+            for (const line of lines) this.#receive(JSON.parse(line));
+          } catch (error) {
+            // A line this host cannot read: start over (resubscribe, then sweep) rather than guess.
+            res.destroy(error as Error);
+          }
         });
       },
     );
