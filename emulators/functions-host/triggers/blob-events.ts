@@ -32,6 +32,10 @@ export class BlobEvents {
   #request: ClientRequest | undefined;
   #timer: NodeJS.Timeout | undefined;
   #delays = backoffDelays(OUTAGE_BOUNDS);
+  #attempted: () => void = () => {};
+  readonly #firstAttempt = new Promise<void>((resolve) => {
+    this.#attempted = resolve;
+  });
   readonly #url: URL;
   readonly #blobs: string;
 
@@ -67,6 +71,11 @@ export class BlobEvents {
     return this.#connected;
   }
 
+  /** Resolves once the first subscription has succeeded (after `connected`) or failed. */
+  get firstAttempt(): Promise<void> {
+    return this.#firstAttempt;
+  }
+
   stop(): void {
     this.#stopped = true;
     clearTimeout(this.#timer);
@@ -79,6 +88,7 @@ export class BlobEvents {
     const end = (error: Error) => {
       if (ended) return;
       ended = true;
+      this.#attempted();
       if (this.#connected) {
         this.#connected = false;
         if (!this.#stopped) this.handlers.lost(error);
@@ -98,6 +108,7 @@ export class BlobEvents {
         this.#connected = true;
         this.#delays = backoffDelays(OUTAGE_BOUNDS);
         this.handlers.connected();
+        this.#attempted();
         let rest = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => {

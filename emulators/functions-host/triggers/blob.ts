@@ -278,7 +278,17 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     clearTimeout(timer);
     tick();
   };
-  tick();
+  // With events, the first sweep waits (a second at most) for the first subscription: subscribed, that
+  // one sweep finds what came before, rather than a second listing right after it.
+  if (events) {
+    const subscribing = new Promise<void>((resolve) => {
+      events.firstAttempt.then(resolve);
+      setTimeout(resolve, SCAN_INTERVAL_MS).unref();
+    });
+    sweeping = subscribing.then(() => {
+      if (!stopped) tick();
+    });
+  } else tick();
   return {
     async stop() {
       stopped = true;
