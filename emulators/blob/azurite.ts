@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { bundle, stopBuilding } from '../core/bundle.mjs';
+import { heapFlags } from '../core/heap.ts';
 import { PortInUseError } from '../core/http.ts';
 
 export const ACCOUNT = 'devstoreaccount1';
@@ -61,7 +62,7 @@ export async function startAzurite(options: AzuriteOptions): Promise<{ child: Ch
   await stopBuilding();
   const child = fork(runCached, [main, ...args], {
     env: { ...process.env, AZURITE_ACCOUNTS: `${ACCOUNT}:${options.accountKey}` },
-    execArgv: [],
+    execArgv: heapFlags('azurite'),
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   return new Promise((resolve, reject) => {

@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { bundleEntries } from '../core/bundle.mjs';
 import type { ClockShift } from '../core/clock.ts';
+import { heapFlags } from '../core/heap.ts';
 import { type FromComponent, NotFoundError, type ToComponent } from '../core/ipc.ts';
 import type { StackSecrets } from '../core/secrets.ts';
 import { emulatorModule, hosts, services } from '../registry.ts';
@@ -105,7 +106,7 @@ export class ComponentProcess {
   #spawn(): ChildProcess {
     this.#log ??= createWriteStream(this.logPath, { flags: 'a', mode: 0o600 });
     const child = fork(this.entry.path, this.entry.args, {
-      execArgv: [],
+      execArgv: heapFlags(this.start.emulator),
       env: this.env,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       // Its own process group: a terminal's Ctrl-C (SIGINT to the whole foreground group) reaches the
