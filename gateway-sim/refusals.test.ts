@@ -1,10 +1,25 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EmulatorContext } from '../emulators/core/emulator.ts';
+import { testContext, testDataDir } from '../emulators/core/testing.ts';
 import { editArtifact, startBackend, startGateway } from './testing.ts';
 
 const FUNCTIONS_POLICY = 'policies/apis/task-manager-functions-api.xml';
 const WEB_POLICY = 'policies/apis/task-manager-web-api.xml';
+
+// One backend and one context (keys, certificates) for every refused start: each start still reads its
+// own edited copy of the artifacts, and a refused gateway leaves nothing behind in them.
+const data = testDataDir();
+let backend: Awaited<ReturnType<typeof startBackend>>;
+let context: EmulatorContext;
+beforeAll(async () => {
+  [backend, context] = await Promise.all([startBackend(), testContext(data.dir, { inMemory: true })]);
+});
+afterAll(async () => {
+  await backend?.close();
+  data.remove();
+});
 
 /** Starting on artifacts edited by `prepare` must fail with exactly `message`. */
 async function refused(
@@ -12,14 +27,9 @@ async function refused(
   message: string,
   namedValues?: Record<string, string | undefined>,
 ) {
-  const backend = await startBackend();
-  try {
-    await expect(
-      startGateway({ functionApp: backend.url, webApp: backend.url, prepare, namedValues }),
-    ).rejects.toThrow(message);
-  } finally {
-    await backend.close();
-  }
+  await expect(
+    startGateway({ functionApp: backend.url, webApp: backend.url, prepare, namedValues, context }),
+  ).rejects.toThrow(message);
 }
 
 describe('gateway: anything malformed or unsupported refuses the start, naming file, line and policy', () => {
