@@ -9,7 +9,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type AccountInfo, ConfidentialClientApplication, CryptoProvider, LogLevel } from '@azure/msal-node';
-import type { StackSecrets } from '../emulators/core/secrets.ts';
+import type { SharedSecrets } from '../emulators/core/secrets.ts';
 import type { GatewayConfig } from './artifacts.ts';
 import { cookieSigner } from './portal-cookies.ts';
 import { indexPage, messagePage, resultPage } from './portal-pages.ts';
@@ -81,7 +81,7 @@ export function createPortal(deps: {
   gatewayUrl: string;
   options: PortalOptions;
   config: () => GatewayConfig;
-  secrets: StackSecrets;
+  secrets: SharedSecrets;
   log: (line: string) => void;
 }) {
   const { gatewayUrl, options, log } = deps;

@@ -8,7 +8,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { join } from 'node:path';
 import { readJsonIfExists, writeFileAtomic } from '../emulators/core/files.ts';
-import type { StackSecrets } from '../emulators/core/secrets.ts';
+import type { SharedSecrets, StackSecrets } from '../emulators/core/secrets.ts';
 import type { SubscriptionDefinition } from './artifacts.ts';
 
 export const STATES = ['active', 'suspended', 'cancelled', 'expired', 'rejected', 'submitted'] as const;
@@ -46,7 +46,7 @@ const same = (a: string, b: string) => {
   return x.length === y.length && timingSafeEqual(x, y);
 };
 
-export function createSubscriptionRegistry(secrets: StackSecrets, stateDir: string | undefined) {
+export function createSubscriptionRegistry(secrets: SharedSecrets, stateDir: string | undefined) {
   const statePath = stateDir && join(stateDir, 'subscription-states.json');
   // Deriving costs two HMACs: once per subscription (its name and scope decide its keys).
   const derived = new Map<string, SubscriptionKeys>();

@@ -1,8 +1,8 @@
 import type { KeyObject } from 'node:crypto';
 import { generateKeyPair, importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EmulatorContext, RunningEmulator } from '../emulators/core/emulator.ts';
-import { startEmulator, testContext, testDataDir } from '../emulators/core/testing.ts';
+import type { RunningEmulator } from '../emulators/core/emulator.ts';
+import { startEmulator, type TestContext, testContext, testDataDir } from '../emulators/core/testing.ts';
 import identity from '../emulators/identity/index.ts';
 import { editArtifact, startBackend, startGateway, type TestGateway } from './testing.ts';
 
@@ -17,7 +17,7 @@ const optIn = (dir: string) =>
 
 describe('gateway: OAuth 2.0 on managetask (EntraID attached; validate-jwt opt-in)', () => {
   const data = testDataDir();
-  let context: EmulatorContext;
+  let context: TestContext;
   let provider: RunningEmulator;
   let backend: Awaited<ReturnType<typeof startBackend>>;
   let off: TestGateway;

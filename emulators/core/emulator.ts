@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { TlsMaterial } from './ca.ts';
 import type { StackClock } from './clock.ts';
-import type { StackSecrets } from './secrets.ts';
+import type { ComponentSecrets } from './secrets.ts';
 import type { Topology } from './topology.ts';
 
 /**
@@ -14,7 +14,7 @@ export interface EmulatorContext {
   tls: TlsMaterial;
   clock: StackClock;
   topology: Topology;
-  secrets: StackSecrets;
+  secrets: ComponentSecrets;
   /** A line for the service's log (the launcher prefixes, colours and files it). */
   log(message: string): void;
   /** The service can no longer serve (e.g. a process it depends on died): its process exits, the launcher restarts it. */

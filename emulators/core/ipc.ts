@@ -1,6 +1,6 @@
 import type { TlsMaterial } from './ca.ts';
 import type { ClockShift } from './clock.ts';
-import type { StackSecrets } from './secrets.ts';
+import type { ComponentSecrets } from './secrets.ts';
 import type { Topology } from './topology.ts';
 
 /** Messages between the launcher and a component's process (Node's IPC channel, JSON). */
@@ -16,7 +16,7 @@ export type ToComponent =
       options: unknown;
       stateDir: string | undefined;
       tls: TlsMaterial;
-      secrets: StackSecrets;
+      secrets: ComponentSecrets;
       /** The topology the launcher loaded and checked: a component does not read and check it again. */
       topology: Topology;
       shifts: ClockShift[];

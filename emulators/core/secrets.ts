@@ -114,6 +114,9 @@ async function newSigningKey(): Promise<JWK> {
 /** Every key but the identity provider's signing key: what the stack's wiring is made of. */
 export type SharedSecrets = Omit<StackSecrets, 'signingKey'>;
 
+/** What a component is given: the shared keys, and the signing key if it is the identity provider. */
+export type ComponentSecrets = SharedSecrets & Partial<Pick<StackSecrets, 'signingKey'>>;
+
 /**
  * Loads the data directory's keys, generating them on first use. Identities added to the topology
  * later get keys without disturbing the existing ones; a user-given EncryptionKey always wins. The

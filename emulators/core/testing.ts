@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { loadTls, type TlsMaterial } from './ca.ts';
 import { StackClock } from './clock.ts';
 import type { EmulatorContext } from './emulator.ts';
-import { loadSecrets } from './secrets.ts';
+import { loadSecrets, type StackSecrets } from './secrets.ts';
 import { loadTopology } from './topology.ts';
 
 /**
@@ -21,11 +21,14 @@ export function testDataDir(): { dir: string; remove: () => void } {
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** The context the launcher would give a component, built from a data directory. */
+/**
+ * The context the launcher would give a component, built from a data directory; its secrets hold the
+ * signing key (the identity provider's), which tests sign tokens with.
+ */
 export async function testContext(
   dataDir: string,
   opts: { inMemory?: boolean } = {},
-): Promise<EmulatorContext> {
+): Promise<EmulatorContext & { secrets: StackSecrets }> {
   const topology = loadTopology();
   return {
     stateDir: opts.inMemory ? undefined : join(dataDir, 'state'),
@@ -39,6 +42,9 @@ export async function testContext(
     },
   };
 }
+
+/** A test's context: the launcher's, with every key the data directory holds. */
+export type TestContext = Awaited<ReturnType<typeof testContext>>;
 
 /** Starts an emulator in this process with checked options. */
 export { startEmulator } from './emulator.ts';

@@ -8,10 +8,11 @@ import {
   type SubscribeOptions,
 } from '@azure/event-hubs';
 import type { TokenCredential } from '@azure/identity';
-import type { EmulatorContext, RunningEmulator } from '../core/emulator.ts';
+import type { RunningEmulator } from '../core/emulator.ts';
 import {
   waitFor as coreWaitFor,
   startEmulator,
+  type TestContext,
   testContext,
   testDataDir,
   useManagedIdentityEnv,
@@ -23,7 +24,7 @@ export const HUB = 'taskevents';
 
 export interface Started {
   running: RunningEmulator;
-  context: EmulatorContext;
+  context: TestContext;
   connectionString: string;
   dir: string;
   remove(): void;

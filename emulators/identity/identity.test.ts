@@ -1,13 +1,20 @@
 import { DefaultAzureCredential, ManagedIdentityCredential } from '@azure/identity';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { EmulatorContext, RunningEmulator } from '../core/emulator.ts';
+import type { RunningEmulator } from '../core/emulator.ts';
 import type { IdentitySecrets } from '../core/secrets.ts';
-import { rawGet, startEmulator, testContext, testDataDir, useManagedIdentityEnv } from '../core/testing.ts';
+import {
+  rawGet,
+  startEmulator,
+  type TestContext,
+  testContext,
+  testDataDir,
+  useManagedIdentityEnv,
+} from '../core/testing.ts';
 import identity from './index.ts';
 
 const data = testDataDir();
-let context: EmulatorContext;
+let context: TestContext;
 let running: RunningEmulator;
 const restoreEnv: (() => void)[] = [];
 
@@ -45,6 +52,13 @@ describe('identity emulator', () => {
   // MSAL fixes the managed-identity source (endpoint and header) once per process, as an app has one
   // identity: the SDK speaks for functionApp here; webApp's token is fetched as the SDK would.
   // identity-refused.test.ts runs the SDK with a wrong header in a process of its own.
+  it('refuses to start without the signing key (the launcher gives it to the identity provider only)', async () => {
+    const { signingKey: _, ...shared } = context.secrets;
+    await expect(startEmulator(identity, { port: 0 }, { ...context, secrets: shared })).rejects.toThrow(
+      'the identity provider was given no signing key',
+    );
+  });
+
   it('issues functionApp a signed token through ManagedIdentityCredential', async () => {
     const secrets = actAs('functionApp');
     const before = Math.floor(Date.now() / 1000);

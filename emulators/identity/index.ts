@@ -35,6 +35,7 @@ export default defineEmulator({
   }),
   async start(options, context) {
     const { tenantId, signingKey, identities } = context.secrets;
+    if (!signingKey) throw new Error('the identity provider was given no signing key');
     // Checked before listening: redirect URIs for an application the topology lacks refuse the start.
     const directory = loadDirectory(context.topology, context.secrets, options);
     const server = createTlsServer(context.tls);

@@ -1,9 +1,9 @@
 import { type AuthenticationResult, ConfidentialClientApplication, CryptoProvider } from '@azure/msal-node';
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EmulatorContext, RunningEmulator } from '../core/emulator.ts';
+import type { RunningEmulator } from '../core/emulator.ts';
 import { loadSecrets } from '../core/secrets.ts';
-import { startEmulator, testContext, testDataDir } from '../core/testing.ts';
+import { startEmulator, type TestContext, testContext, testDataDir } from '../core/testing.ts';
 import { FormClient, type Hop } from './form-client.ts';
 import identity from './index.ts';
 import { WRONG_CREDENTIALS } from './login.ts';
@@ -16,7 +16,7 @@ const REDIRECT_URI = `${WEB}/signin-oidc`;
 const SCOPES = ['User.Read'];
 
 const data = testDataDir();
-let context: EmulatorContext;
+let context: TestContext;
 let running: RunningEmulator;
 let tenantId: string;
 

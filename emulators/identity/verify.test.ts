@@ -1,12 +1,12 @@
 import { generateKeyPair, importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EmulatorContext, RunningEmulator } from '../core/emulator.ts';
-import { startEmulator, testContext, testDataDir } from '../core/testing.ts';
+import type { RunningEmulator } from '../core/emulator.ts';
+import { startEmulator, type TestContext, testContext, testDataDir } from '../core/testing.ts';
 import identity from './index.ts';
 import { createTokenVerifier, type TokenErrorReason, type TokenVerifier } from './verify.ts';
 
 const data = testDataDir();
-let context: EmulatorContext;
+let context: TestContext;
 let running: RunningEmulator;
 let verifier: TokenVerifier;
 

@@ -1,8 +1,14 @@
 /** What the vault's test files share: identity + vault started in-process, the SDK speaking as functionApp. */
 import { DefaultAzureCredential } from '@azure/identity';
 import { SecretClient } from '@azure/keyvault-secrets';
-import type { EmulatorContext, RunningEmulator } from '../core/emulator.ts';
-import { startEmulator, testContext, testDataDir, useManagedIdentityEnv } from '../core/testing.ts';
+import type { RunningEmulator } from '../core/emulator.ts';
+import {
+  startEmulator,
+  type TestContext,
+  testContext,
+  testDataDir,
+  useManagedIdentityEnv,
+} from '../core/testing.ts';
 import identity from '../identity/index.ts';
 import keyvault from './index.ts';
 
@@ -18,7 +24,7 @@ export interface RawResponse {
 }
 
 export interface VaultTestStack {
-  context: EmulatorContext;
+  context: TestContext;
   idp: RunningEmulator;
   vault: RunningEmulator;
   credential: DefaultAzureCredential;

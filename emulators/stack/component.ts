@@ -7,7 +7,7 @@ import { bundleEntries } from '../core/bundle.mjs';
 import type { ClockShift } from '../core/clock.ts';
 import { heapFlags } from '../core/heap.ts';
 import { type FromComponent, NotFoundError, type ToComponent } from '../core/ipc.ts';
-import type { StackSecrets } from '../core/secrets.ts';
+import type { ComponentSecrets } from '../core/secrets.ts';
 import { emulatorModule, hosts, services } from '../registry.ts';
 import { type Console, printable } from './console.ts';
 
@@ -41,7 +41,7 @@ serveComponent(emulator);`,
 }
 type StartMessage = Extract<ToComponent, { type: 'start' }>;
 /** The start message, whose secrets may still be in the making (a fresh data directory's signing key). */
-type PendingStart = Omit<StartMessage, 'secrets'> & { secrets: StackSecrets | Promise<StackSecrets> };
+type PendingStart = Omit<StartMessage, 'secrets'> & { secrets: ComponentSecrets | Promise<ComponentSecrets> };
 /** Checks a (re)started component: its endpoints are the wired ones and it answers its health check. */
 export type ReadyCheck = (component: ComponentProcess, endpoints: Record<string, string>) => Promise<void>;
 

@@ -82,7 +82,8 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
   );
 
   // A fresh data directory's signing key is made while the components are forked and load their code.
-  const componentSecrets = signingKey.then((key) => ({ ...secrets, signingKey: key }));
+  // Only the identity provider signs with it: no other start waits for it, and no other process has it.
+  const identitySecrets = signingKey.then((key) => ({ ...secrets, signingKey: key }));
   // The function app whose keys stack.json names (functionKey, masterKey).
   const functionApp = plans.find((plan) => plan.emulator === 'functions')?.name;
   const logs: Record<string, string> = {};
@@ -101,7 +102,7 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
         options: plan.options,
         stateDir: options.inMemory ? undefined : join(dataDir, 'state', plan.name),
         tls,
-        secrets: componentSecrets,
+        secrets: plan.emulator === 'identity' ? identitySecrets : secrets,
         topology,
         shifts: [...clock.shifts],
       },

@@ -4,7 +4,7 @@
  * one, so its links are refused with the missing claim, as Azure RBAC does.
  */
 import type { z } from 'zod';
-import type { StackSecrets } from '../../core/secrets.ts';
+import type { SharedSecrets } from '../../core/secrets.ts';
 import type { eventHubsRoles, Topology } from '../../core/topology.ts';
 import { createTokenVerifier, TokenError } from '../../identity/verify.ts';
 import { unauthorized } from './faults.ts';
@@ -29,7 +29,7 @@ export type EntraVerifier = (token: unknown, audience: string) => Promise<Claim>
 export function entraVerifier(
   provider: { issuer: string; jwksUri: string } | undefined,
   topology: Topology,
-  secrets: StackSecrets,
+  secrets: SharedSecrets,
 ): EntraVerifier {
   if (!provider) {
     return async () => {
