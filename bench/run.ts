@@ -64,7 +64,12 @@ row('blob trigger (10,000 blobs in tasks)', blobs.blobsPerSec, 'blobs/s', '>= 30
   value: blobs.uploadsPerSec,
 });
 row('  blobs run when the bench stopped waiting (of 10,000)', blobs.ran, 'blobs');
-row('  CPU of Azurite + host once caught up (the 20 s after the last blob ran)', blobs.idleCpuPercentAfter, '%', '~0');
+row(
+  '  CPU of Azurite + host once caught up (the 20 s after the last blob ran)',
+  blobs.idleCpuPercentAfter,
+  '%',
+  '~0',
+);
 row('  RSS after: Azurite', blobs.azuriteRssMb, 'MB');
 row('  RSS after: functions host', blobs.hostRssMb, 'MB');
 

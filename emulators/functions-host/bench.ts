@@ -66,7 +66,7 @@ async function bareServer(): Promise<{ url: string; stop(): void }> {
 /**
  * The host as the launcher runs it (the bundled stack/child.ts over IPC), its console drained without
  * being parsed so that this process, the load generator, is not also busy with the host's log lines.
- * Answers the base URL and the start time the host reports (`Host started (Nms)`).
+ * Answers the base URL and the start time the host reports (its app's import and `Host started (Nms)`).
  */
 async function hostServer(dataDir: string, options: Record<string, unknown>) {
   const context = await testContext(dataDir);
@@ -81,9 +81,12 @@ async function hostServer(dataDir: string, options: Record<string, unknown>) {
       if (!match) return;
       child.stdout?.off('data', onData);
       child.stdout?.resume();
+      // `Host started` counts from after the app's import (Emulator.load, done here at the start: this
+      // process was sent no `load` ahead), so the start is both.
+      const appLoadMs = Number(/entry point file\(s\) in (\d+)ms/.exec(seen)?.[1]);
       resolve({
-        startMs: Number(match[1]),
-        appLoadMs: Number(/entry point file\(s\) in (\d+)ms/.exec(seen)?.[1]),
+        startMs: Number(match[1]) + appLoadMs,
+        appLoadMs,
       });
     };
     child.stdout?.setEncoding('utf8').on('data', onData);
