@@ -78,14 +78,20 @@ export class ComponentProcess {
   }
 
   /**
-   * Forks the process now and starts it later (launch): it loads its code (most of its start), and does
-   * its emulator's `load` with its options (the functions host imports its app), while the components
-   * it waits for start.
+   * Forks the process now and starts it later (launch): it loads its code (most of its start), and, once
+   * `built` resolves (what `load` reads may still be in the making: an app's build), does its emulator's
+   * `load` with its options (the functions host imports its app), while the components it waits for start.
    */
-  prepare(): void {
+  prepare(built: Promise<unknown> = Promise.resolve()): void {
     if (this.#prepared) return;
-    this.#prepared = this.#spawn();
-    this.#prepared.send({ type: 'load', options: this.start.options } satisfies ToComponent);
+    const child = this.#spawn();
+    this.#prepared = child;
+    // A failed build fails the start (launcher); a process killed meanwhile has no channel.
+    built.then(
+      () =>
+        child.connected && child.send({ type: 'load', options: this.start.options } satisfies ToComponent),
+      () => {},
+    );
   }
 
   /** Forks the process; resolves with its endpoints once it reports ready and passes the ready check. */

@@ -149,7 +149,8 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
   // milliseconds (until the child has exec'd), and each component then loads its code while the
   // launcher releases ports and those it waits for start.
   const waitedFor = (component: ComponentProcess) => dependents(component).length;
-  for (const component of [...components].sort((a, b) => waitedFor(b) - waitedFor(a))) component.prepare();
+  for (const component of [...components].sort((a, b) => waitedFor(b) - waitedFor(a)))
+    component.prepare(builds.get(component.name));
   try {
     await inOrder(components, prerequisites, async (component) => {
       await builds.get(component.name);

@@ -9,8 +9,10 @@ import { Console } from './console.ts';
 const data = testDataDir();
 afterAll(() => data.remove());
 
-// The launcher forks an app's process while the services it uses start, and sends it its options at
-// once (`load`): the functions host imports the app meanwhile, and its `start` uses that import.
+// The launcher forks an app's process while the services it uses start, and sends it its options once
+// the app is built (`load`): the functions host imports the app meanwhile, and its `start` uses that
+// import. That `load` waits for the build, a clean clone's launcher tests prove: there, the function
+// app's dist/ exists only once the launcher's build step has run.
 it('imports a function app as soon as its process is forked, once, and again in a restarted process', async () => {
   const context = await testContext(data.dir);
   const lines: string[] = [];
