@@ -85,50 +85,56 @@ export async function startGateway(options: {
   portal?: { authority: string; clientId: string; clientSecret: string };
 }): Promise<TestGateway> {
   const data = testDataDir();
-  const dir = copyArtifacts(data.dir);
-  options.prepare?.(dir);
-  const context = options.context ?? (await testContext(data.dir, { inMemory: true }));
-  const logs: string[] = [];
-  context.log = (line) => logs.push(line);
-  const running = await startEmulator(
-    gateway,
-    {
-      port: options.port ?? 0,
-      artifactsDir: dir,
-      portal: options.portal,
-      // A value given as undefined leaves that named value without one.
-      namedValues: definedOnly({
-        FunctionAppBaseUrl: options.functionApp,
-        WebAppBaseUrl: options.webApp,
-        FunctionKey: context.secrets.functionKey,
-        AuthUrl: 'https://127.0.0.1:1',
-        TenantId: context.secrets.tenantId,
-        EntraClientId: '00000000-0000-0000-0000-0000000000c1',
-        EntraClientSecret: 'not-a-real-secret',
-        ...options.namedValues,
-      }),
-    },
-    context,
-  );
-  return {
-    url: running.endpoints.gatewayUrl as string,
-    gateway: running,
-    context,
-    logs,
-    dir,
-    async keys(name) {
-      const list = (await running.actions?.subscriptions?.(undefined)) as {
-        name: string;
-        primaryKey: string;
-        secondaryKey: string;
-      }[];
-      const found = list.find((subscription) => subscription.name === name);
-      if (!found) throw new Error(`no subscription ${name}`);
-      return found;
-    },
-    async stop() {
-      await running.stop();
-      data.remove();
-    },
-  };
+  // A refused start (the refusal tests make many) leaves no data directory behind.
+  try {
+    const dir = copyArtifacts(data.dir);
+    options.prepare?.(dir);
+    const context = options.context ?? (await testContext(data.dir, { inMemory: true }));
+    const logs: string[] = [];
+    context.log = (line) => logs.push(line);
+    const running = await startEmulator(
+      gateway,
+      {
+        port: options.port ?? 0,
+        artifactsDir: dir,
+        portal: options.portal,
+        // A value given as undefined leaves that named value without one.
+        namedValues: definedOnly({
+          FunctionAppBaseUrl: options.functionApp,
+          WebAppBaseUrl: options.webApp,
+          FunctionKey: context.secrets.functionKey,
+          AuthUrl: 'https://127.0.0.1:1',
+          TenantId: context.secrets.tenantId,
+          EntraClientId: '00000000-0000-0000-0000-0000000000c1',
+          EntraClientSecret: 'not-a-real-secret',
+          ...options.namedValues,
+        }),
+      },
+      context,
+    );
+    return {
+      url: running.endpoints.gatewayUrl as string,
+      gateway: running,
+      context,
+      logs,
+      dir,
+      async keys(name) {
+        const list = (await running.actions?.subscriptions?.(undefined)) as {
+          name: string;
+          primaryKey: string;
+          secondaryKey: string;
+        }[];
+        const found = list.find((subscription) => subscription.name === name);
+        if (!found) throw new Error(`no subscription ${name}`);
+        return found;
+      },
+      async stop() {
+        await running.stop();
+        data.remove();
+      },
+    };
+  } catch (error) {
+    data.remove();
+    throw error;
+  }
 }
