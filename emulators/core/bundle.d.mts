@@ -13,4 +13,3 @@ export declare function bundleEntries(
 export declare function importModule(specifier: string): Promise<Record<string, unknown>>;
 export declare function saveCodeCache(): void;
 export declare function stopBuilding(): Promise<void>;
-export declare function oneCopyPerPackage(lockfile: string): import('esbuild').Plugin;

@@ -10,8 +10,9 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname, join, relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { oneCopyPerPackage } from '../../system/one-copy-per-package.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const bundlesDir = join(root, 'node_modules', '.cache', 'taskstack', 'bundles');
@@ -41,54 +42,6 @@ const sourceUrls = {
     });
   },
 };
-
-/**
- * The folder of the installed package holding `file`: the innermost `node_modules/<name>` (or `@scope/name`).
- * @param {string} file
- */
-const packageDir = (file) => /^.*\/node_modules\/(?:@[^/]+\/)?[^/]+/.exec(file)?.[0];
-
-/**
- * One copy of each package: npm installs the same version in several nested node_modules (mime-types
- * 3.0.2 and its mime-db under express, send, accepts and type-is), and each copy would otherwise be
- * bundled, loaded and build its tables again. Copies are the same when package-lock.json gives them the
- * same name, version and integrity (the same tarball); the first in sorted order is kept, so every build
- * makes the same bundle.
- * @param {string} lockfile
- * @returns {import('esbuild').Plugin}
- */
-export function oneCopyPerPackage(lockfile) {
-  const lockRoot = dirname(lockfile);
-  /** @type {{ packages: Record<string, { version?: string, integrity?: string }> }} */
-  const { packages } = JSON.parse(readFileSync(lockfile, 'utf8'));
-  /** @param {string} path */
-  const identity = (path) => {
-    const entry = packages[path];
-    return entry?.integrity && `${path.replace(/^.*node_modules\//, '')}@${entry.version} ${entry.integrity}`;
-  };
-  /** @type {Map<string, string>} */
-  const kept = new Map();
-  for (const path of Object.keys(packages).sort()) {
-    const key = identity(path);
-    if (key && !kept.has(key)) kept.set(key, path);
-  }
-  return {
-    name: 'one-copy-per-package',
-    setup(build) {
-      build.onResolve({ filter: /^[^./]/ }, async ({ path, importer, resolveDir, kind, pluginData }) => {
-        if (pluginData === 'resolving') return undefined;
-        const resolved = await build.resolve(path, { importer, resolveDir, kind, pluginData: 'resolving' });
-        const dir = packageDir(resolved.path);
-        const key = dir && identity(relative(lockRoot, dir));
-        if (resolved.errors.length || resolved.external || !dir || !key) return resolved;
-        return {
-          ...resolved,
-          path: join(lockRoot, /** @type {string} */ (kept.get(key))) + resolved.path.slice(dir.length),
-        };
-      });
-    },
-  };
-}
 
 /** @param {string} entry @param {'external' | 'bundle'} packages */
 const bundleName = (entry, packages) =>

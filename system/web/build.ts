@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import pug from 'pug';
-import { oneCopyPerPackage } from '../../emulators/core/bundle.mjs';
 import { type BuildReport, bundleOptions, writeBuildOutput } from '../build.ts';
+import { oneCopyPerPackage } from '../one-copy-per-package.mjs';
 
 const appDir = fileURLToPath(new URL('.', import.meta.url));
 // The repository's lockfile describes the node_modules the build bundles from.
