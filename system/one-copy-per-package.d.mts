@@ -1,2 +1,2 @@
-/** Types of one-copy-per-package.mjs (plain JavaScript: the emulators' bundler runs it uncompiled). */
+/** Types of one-copy-per-package.mjs (plain JavaScript, loadable before anything is compiled). */
 export declare function oneCopyPerPackage(lockfile: string): import('esbuild').Plugin;

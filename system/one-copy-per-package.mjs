@@ -1,7 +1,7 @@
 /**
- * An esbuild plugin for every bundle that carries its packages: the apps' builds (system/web/build.ts)
- * and the emulators' bundles (emulators/core/bundle.mjs). Plain JavaScript, as the emulators' bundler
- * runs before anything is compiled; it lives with the system, which must not depend on the emulators.
+ * An esbuild plugin for every bundle that carries its packages: the apps' builds use it (web app:
+ * system/web/build.ts), and so may any other bundler of this repository. Plain JavaScript, so that one
+ * that runs before anything is compiled can load it too.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
