@@ -119,8 +119,6 @@ async function startCommand() {
     encryptionKey: values['encryption-key'] ?? process.env.TASKSTACK_ENCRYPTION_KEY,
   }).catch((error: Error) => fail(error.message));
   console.log(banner(stack.description, performance.now() - began));
-  // The builds are done.
-  await stopBuilding();
   let stopping = false;
   const shutdown = async () => {
     // A second Ctrl-C changes nothing: the stop runs to its end (a component that does not stop within
@@ -134,6 +132,8 @@ async function startCommand() {
   };
   // SIGHUP: the terminal went away.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, shutdown);
+  // The builds are done. Only now: a Ctrl-C while esbuild stopped (as the banner shows) killed the launcher.
+  await stopBuilding();
 }
 
 /** `taskstack stop`: signals the launcher, then returns only once it has stopped everything. */
