@@ -71,11 +71,23 @@ export function rawGet(
   });
 }
 
+/** The one identity endpoint a test process may use: MSAL keeps the first it finds for the process's life. */
+const IDENTITY_ENDPOINT = Symbol.for('taskstack.test.identityEndpoint');
+
 /**
  * Sets the managed-identity environment that @azure/identity reads when a credential is built (as App
- * Service gives it to an app); returns a function that puts back what was there before.
+ * Service gives it to an app); returns a function that puts back what was there before. MSAL binds a
+ * process to the first endpoint it sees, as an app has one for its life: a test file that uses this
+ * runs in a process of its own (vitest.config.ts, OWN_PROCESS), which this checks.
  */
 export function useManagedIdentityEnv(endpoint: string, header: string | undefined): () => void {
+  const slot = globalThis as { [IDENTITY_ENDPOINT]?: string };
+  const bound = slot[IDENTITY_ENDPOINT];
+  if (bound !== undefined && bound !== endpoint)
+    throw new Error(
+      `this test process already used the identity endpoint ${bound}, and MSAL keeps it: list this test file in OWN_PROCESS (vitest.config.ts)`,
+    );
+  slot[IDENTITY_ENDPOINT] = endpoint;
   const saved = {
     IDENTITY_ENDPOINT: process.env.IDENTITY_ENDPOINT,
     IDENTITY_HEADER: process.env.IDENTITY_HEADER,
