@@ -23,3 +23,11 @@ const HEAP_FLAGS: Record<string, string[]> = {
  * these flags (run-cached.cjs), so whatever forks it uses this.
  */
 export const heapFlags = (process: string): string[] => HEAP_FLAGS[process] ?? [];
+
+/**
+ * The environment every component's process (and Azurite, which inherits it) gets besides the stack's:
+ * glibc gives each thread that allocates its own malloc arena, up to eight per core, and each keeps
+ * what it once held. Two arenas: 10,000 createtask + managetask requests ended ~20 MB lower (two
+ * alternating pairs: 453 / 439 → 432 / 418 MB PSS) at the same rate. A value the user set wins.
+ */
+export const MALLOC_ENV = { MALLOC_ARENA_MAX: '2' };

@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { bundleEntries } from '../core/bundle.mjs';
 import type { ClockShift } from '../core/clock.ts';
-import { heapFlags } from '../core/heap.ts';
+import { heapFlags, MALLOC_ENV } from '../core/heap.ts';
 import { type FromComponent, NotFoundError, type ToComponent } from '../core/ipc.ts';
 import type { ComponentSecrets } from '../core/secrets.ts';
 import { emulatorModule, hosts, services } from '../registry.ts';
@@ -113,7 +113,7 @@ export class ComponentProcess {
     this.#log ??= createWriteStream(this.logPath, { flags: 'a', mode: 0o600 });
     const child = fork(this.entry.path, this.entry.args, {
       execArgv: heapFlags(this.start.emulator),
-      env: this.env,
+      env: { ...MALLOC_ENV, ...this.env },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       // Its own process group: a terminal's Ctrl-C (SIGINT to the whole foreground group) reaches the
       // launcher alone, which then stops the components in order. A component whose launcher dies
