@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadTls, type TlsMaterial } from './ca.ts';
 import { StackClock } from './clock.ts';
-import type { EmulatorContext } from './emulator.ts';
+import type { EmulatorContext, RunningEmulator } from './emulator.ts';
 import { loadSecrets, type StackSecrets } from './secrets.ts';
 import { loadTopology } from './topology.ts';
 
@@ -102,6 +102,10 @@ export function useManagedIdentityEnv(endpoint: string, header: string | undefin
     for (const [name, value] of Object.entries(saved)) set(name as keyof typeof saved, value);
   };
 }
+
+/** useManagedIdentityEnv as App Service sets it for `app`, at an identity emulator started in-process. */
+export const useAppIdentityEnv = (idp: RunningEmulator, context: TestContext, app: string): (() => void) =>
+  useManagedIdentityEnv(idp.endpoints.identityEndpoint as string, context.secrets.identities[app]?.header);
 
 /** Polls `probe` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
 export async function waitFor<T>(

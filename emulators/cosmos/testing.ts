@@ -2,7 +2,7 @@
 import { CosmosClient, type CosmosClientOptions } from '@azure/cosmos';
 import { ManagedIdentityCredential } from '@azure/identity';
 import type { EmulatorContext, RunningEmulator } from '../core/emulator.ts';
-import { startEmulator, testContext, testDataDir, useManagedIdentityEnv } from '../core/testing.ts';
+import { startEmulator, testContext, testDataDir, useAppIdentityEnv } from '../core/testing.ts';
 import identity from '../identity/index.ts';
 import cosmos from './index.ts';
 
@@ -83,10 +83,7 @@ export async function startCosmosWithIdentity(): Promise<EntraFixture> {
   return {
     cosmos: fixture,
     async clientAs(app) {
-      restoreEnv = useManagedIdentityEnv(
-        idp.endpoints.identityEndpoint as string,
-        context.secrets.identities[app]?.header,
-      );
+      restoreEnv = useAppIdentityEnv(idp, context, app);
       return fixture.client({ key: undefined, aadCredentials: new ManagedIdentityCredential() });
     },
     async close() {

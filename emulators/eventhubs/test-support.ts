@@ -15,7 +15,7 @@ import {
   type TestContext,
   testContext,
   testDataDir,
-  useManagedIdentityEnv,
+  useAppIdentityEnv,
 } from '../core/testing.ts';
 import identity from '../identity/index.ts';
 import eventhubs from './index.ts';
@@ -70,10 +70,7 @@ export async function startEventHubsWithIdentity(): Promise<EntraStarted> {
     dir,
     remove,
     signInAs(app) {
-      restoreEnv = useManagedIdentityEnv(
-        idp.endpoints.identityEndpoint as string,
-        context.secrets.identities[app]?.header,
-      );
+      restoreEnv = useAppIdentityEnv(idp, context, app);
     },
   };
 }

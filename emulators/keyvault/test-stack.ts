@@ -7,7 +7,7 @@ import {
   type TestContext,
   testContext,
   testDataDir,
-  useManagedIdentityEnv,
+  useAppIdentityEnv,
 } from '../core/testing.ts';
 import identity from '../identity/index.ts';
 import keyvault from './index.ts';
@@ -51,10 +51,7 @@ export async function startVaultStack(): Promise<VaultTestStack> {
     ...extra,
   });
   // MSAL keeps the first managed identity a process uses: the SDK is functionApp for the whole file.
-  const restoreEnv = useManagedIdentityEnv(
-    idp.endpoints.identityEndpoint as string,
-    context.secrets.identities.functionApp?.header,
-  );
+  const restoreEnv = useAppIdentityEnv(idp, context, 'functionApp');
   const credential = new DefaultAzureCredential();
   const vault = await startEmulator(keyvault, options(), context);
   // Restarts keep the port, so the client stays valid.
