@@ -3,8 +3,6 @@
  * tests exercise. Every call answers `{ status, contentType, body }` so callers (and the pacts) see the
  * documented texts as they are; JSON bodies are parsed.
  */
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import type { paths as GatewayFunctionsPaths } from '../openapi/types/gateway-functions.ts';
 import type { paths as GatewayWebPaths } from '../openapi/types/gateway-web.ts';
 
@@ -52,36 +50,20 @@ export class GatewayClient {
   }
 
   private async call(method: string, path: string, body?: unknown): Promise<GatewayAnswer> {
-    // Each call on a connection of its own (no agent, so no pool): the consumer tests start a mock server
-    // per interaction, and a connection pooled earlier in this process to a server since gone (on a port
-    // the OS handed out again) would carry the call there. fetch's pool is the process's, shared with
-    // every other test file the process runs.
-    const headers: Record<string, string> = {};
+    // Each call on a connection of its own: the consumer tests start a mock server per interaction, and a
+    // pooled connection to an earlier one (on a port the OS handed out again) would carry the call there.
+    const headers: Record<string, string> = { connection: 'close' };
     if (this.subscriptionKey !== undefined) headers[SUBSCRIPTION_HEADER] = this.subscriptionKey;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const url = new URL(`${this.gatewayUrl}${path}`);
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const { status, contentType, text } = await new Promise<{
-      status: number;
-      contentType: string | null;
-      text: string;
-    }>((resolve, reject) => {
-      const req = send(url, { method, headers, agent: false }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          text += chunk;
-        });
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, contentType: res.headers['content-type'] ?? null, text }),
-        );
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      req.end(body === undefined ? undefined : JSON.stringify(body));
+    const response = await fetch(`${this.gatewayUrl}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
     });
+    const contentType = response.headers.get('content-type');
+    const text = await response.text();
     return {
-      status,
+      status: response.status,
       contentType,
       body: contentType?.includes('json') ? JSON.parse(text) : text,
     };
