@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { bundle, stopBuilding } from '../core/bundle.mjs';
+import { openSslTrust } from '../core/ca.ts';
 import { heapFlags } from '../core/heap.ts';
 import { PortInUseError } from '../core/http.ts';
 
@@ -60,9 +61,10 @@ export async function startAzurite(options: AzuriteOptions): Promise<{ child: Ch
   const main = await bundledRunner();
   // A build of the runner (after a source or package change) leaves esbuild's service running here.
   await stopBuilding();
+  const trust = openSslTrust(process.env);
   const child = fork(runCached, [main, ...args], {
-    env: { ...process.env, AZURITE_ACCOUNTS: `${ACCOUNT}:${options.accountKey}` },
-    execArgv: heapFlags('azurite'),
+    env: { ...trust.env, AZURITE_ACCOUNTS: `${ACCOUNT}:${options.accountKey}` },
+    execArgv: [...heapFlags('azurite'), ...trust.execArgv],
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   return new Promise((resolve, reject) => {

@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { bundleEntries } from '../core/bundle.mjs';
+import { openSslTrust } from '../core/ca.ts';
 import type { ClockShift } from '../core/clock.ts';
 import { heapFlags, MALLOC_ENV } from '../core/heap.ts';
 import { type FromComponent, NotFoundError, type ToComponent } from '../core/ipc.ts';
@@ -111,9 +112,10 @@ export class ComponentProcess {
 
   #spawn(): ChildProcess {
     this.#log ??= createWriteStream(this.logPath, { flags: 'a', mode: 0o600 });
+    const trust = openSslTrust({ ...MALLOC_ENV, ...this.env });
     const child = fork(this.entry.path, this.entry.args, {
-      execArgv: heapFlags(this.start.emulator),
-      env: { ...MALLOC_ENV, ...this.env },
+      execArgv: [...heapFlags(this.start.emulator), ...trust.execArgv],
+      env: trust.env,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       // Its own process group: a terminal's Ctrl-C (SIGINT to the whole foreground group) reaches the
       // launcher alone, which then stops the components in order. A component whose launcher dies

@@ -37,6 +37,14 @@ describe('the launcher', () => {
     for (const path of Object.values(file.logs as Record<string, string>))
       expect(existsSync(path), path).toBe(true);
     expect(await stack.health()).toEqual(Object.fromEntries(everyComponent.map((name) => [name, 'ok'])));
+    // Each trusts the data directory's CA as OpenSSL's file, not through NODE_EXTRA_CA_CERTS (openSslTrust).
+    for (const [name, pid] of Object.entries(stack.pids())) {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      expect(argv, name).toContain('--use-openssl-ca');
+      expect(env, name).toContain(`SSL_CERT_FILE=${join(data.dir, 'ca', 'ca.pem')}`);
+      expect(env.filter((entry) => entry.startsWith('NODE_EXTRA_CA_CERTS=')), name).toEqual([]);
+    }
 
     // Each address answers on the wire.
     const urls = Object.values(file.endpoints as Record<string, Record<string, string>>)
