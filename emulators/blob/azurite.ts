@@ -12,14 +12,16 @@ const absent = (name: string) => fileURLToPath(new URL(`./absent/${name}.cjs`, i
 /**
  * Azurite (with the runner) in one file, run from V8's code cache (run-cached.cjs): loading its ~1,500
  * modules one by one took most of the blob component's start, compiling the bundle most of the rest.
- * Two packages it loads but never uses here are left out (absent/): Sequelize, as Azurite keeps its
- * metadata in LokiJS, and Application Insights, as its telemetry is off. Loading them cost ~180 ms of
- * CPU and ~30 MB.
+ * Three packages it loads but never uses here are left out (absent/): Sequelize, as Azurite keeps its
+ * metadata in LokiJS; Application Insights, as its telemetry is off; tough-cookie, the cookie jar of an
+ * HTTP client Azurite never makes. Loading them cost ~220 ms of CPU and ~30 MB.
  */
 const bundledRunner = () =>
   bundle(runner, {
     packages: 'bundle',
-    alias: { sequelize: absent('sequelize'), applicationinsights: absent('applicationinsights') },
+    alias: Object.fromEntries(
+      ['sequelize', 'applicationinsights', 'tough-cookie'].map((name) => [name, absent(name)]),
+    ),
   });
 
 /** The connection string apps are given for the account (the form Azure's portal shows, plus BlobEndpoint). */
