@@ -118,7 +118,6 @@ async function startCommand() {
     components: values.components?.split(',').map((name) => name.trim()),
     encryptionKey: values['encryption-key'] ?? process.env.TASKSTACK_ENCRYPTION_KEY,
   }).catch((error: Error) => fail(error.message));
-  console.log(banner(stack.description, performance.now() - began));
   let stopping = false;
   const shutdown = async () => {
     // A second Ctrl-C changes nothing: the stop runs to its end (a component that does not stop within
@@ -130,8 +129,10 @@ async function startCommand() {
     console.log('stopped.');
     process.exit(0);
   };
-  // SIGHUP: the terminal went away.
+  // SIGHUP: the terminal went away. Before the banner: whoever reads it may stop the stack at once (a
+  // signal that came between the banner and these handlers killed the launcher, leaving stack.json).
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, shutdown);
+  console.log(banner(stack.description, performance.now() - began));
   // The builds are done. Only now: a Ctrl-C while esbuild stopped (as the banner shows) killed the launcher.
   await stopBuilding();
 }

@@ -3,7 +3,7 @@
  * SIGTERM to the group, a second Ctrl-C while stopping, `taskstack stop` from elsewhere, and the
  * launcher killed outright.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testDataDir, waitFor } from '../core/testing.ts';
@@ -81,6 +81,29 @@ describe('stopping the stack', () => {
     expect(afterStop).toContain('stopped.');
     expect(afterStop, afterStop).not.toMatch(NOISE);
     await expectAllGone(running);
+  });
+
+  it('Ctrl-C the moment the banner shows still stops everything (a script stopping the stack once it is ready)', async () => {
+    const child = spawn(process.execPath, cli('start', '--data-dir', data.dir, '--free-ports'), {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let output = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk;
+    });
+    child.stdout.on('data', (chunk: Buffer) => {
+      // In the same turn as the banner's arrival: no time for the launcher to do anything more.
+      if (!output.includes('taskstack is ready') && `${output}${chunk}`.includes('taskstack is ready'))
+        process.kill(-(child.pid as number), 'SIGINT');
+      output += chunk;
+    });
+    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) =>
+      child.once('exit', (...ended) => resolve(ended)),
+    );
+    expect({ code, signal }, output).toEqual({ code: 0, signal: null });
+    expect(output).toContain('stopped.');
+    expect(existsSync(stackFilePath(data.dir))).toBe(false);
   });
 
   it('SIGTERM to the group, then a second Ctrl-C while stopping, still ends with a complete stop', async () => {
