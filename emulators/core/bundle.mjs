@@ -7,10 +7,10 @@
  * Plain JavaScript: it is what runs before anything is compiled (emulators/stack/taskstack.mjs).
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { oneCopyPerPackage } from '../../system/one-copy-per-package.mjs';
 
@@ -103,7 +103,7 @@ async function buildNow(name, entryPoints, { commonJs, packages, external, alias
     .update(JSON.stringify({ entries, external, alias, oneCopyPerPackage: packages === 'bundle' }))
     .digest('hex');
   const existing = freshBuild(pointer, contentsHash);
-  if (existing) return existing;
+  if (existing) return useBuild(existing);
   // Each build gets a folder of its own: a process may still be loading chunks of the previous one.
   const outdir = join(bundlesDir, name, `${Date.now()}-${process.pid}`);
   const esbuild = await importModule('esbuild');
@@ -167,12 +167,46 @@ async function buildNow(name, entryPoints, { commonJs, packages, external, alias
     JSON.stringify({ mains, inputs: [...inputs, 'package-lock.json'], contents: contentsHash }),
   );
   renameSync(temporary, pointer);
-  // Builds older than the previous one go after a day: a stack started earlier may still load their
-  // chunks (a component restarting loads its chunk again).
+  useBuild(mains);
+  // Older builds go once no live process uses them. The previous one stays too: a process may have
+  // just read the pointer to it and not yet marked it.
   const builds = readdirSync(join(bundlesDir, name)).sort();
   for (const old of builds.slice(0, -2))
-    if (Date.now() - Number(old.split('-')[0]) > 86_400_000)
+    if (!inUse(join(bundlesDir, name, old)))
       rmSync(join(bundlesDir, name, old), { recursive: true, force: true });
+  return mains;
+}
+
+/** Whether process `pid` is alive (EPERM: alive, another user's). */
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return /** @type {NodeJS.ErrnoException} */ (error).code === 'EPERM';
+  }
+}
+
+/** Whether a live process marked build folder `outdir` as used. */
+function inUse(outdir) {
+  try {
+    return readdirSync(join(outdir, '.users')).some((pid) => alive(Number(pid)));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Marks the build of `mains` as used by this process for as long as it lives (a stack restarts a
+ * component from the build it started with, however many builds came since), and forgets users that
+ * have exited, so that the marks stay as few as the live users. Answers `mains`.
+ * @param {Record<string, string>} mains
+ */
+function useBuild(mains) {
+  const users = join(dirname(/** @type {string} */ (Object.values(mains)[0])), '.users');
+  mkdirSync(users, { recursive: true });
+  writeFileSync(join(users, String(process.pid)), '');
+  for (const pid of readdirSync(users)) if (!alive(Number(pid))) rmSync(join(users, pid), { force: true });
   return mains;
 }
 

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -90,6 +90,33 @@ console.log(${JSON.stringify(word)}, where === ${JSON.stringify(pathToFileURL(`$
     const second = await bundleEntries('test-entries', dir, { a: say('gamma'), b: say('beta') });
     expect(second.a).not.toBe(first.a);
     expect(run(second.a as string).stdout).toBe('gamma true a.cjs  /');
+  });
+});
+
+describe('old builds', () => {
+  it('go once two newer builds exist and no live process uses them; one in use stays however old', async () => {
+    const dir = join(data.dir, 'prune');
+    mkdirSync(dir, { recursive: true });
+    const make = async (word: string) =>
+      dirname(
+        (await bundleEntries('test-prune', dir, { a: `console.log(${JSON.stringify(word)});\n` }))
+          .a as string,
+      );
+    const used = await make(`used ${process.pid}`); // used by this process, alive
+    const exited = await make(`exited ${process.pid}`);
+    // The second build's only user has exited.
+    const gone = spawnSync(process.execPath, ['-e', '']).pid as number;
+    rmSync(join(exited, '.users'), { recursive: true });
+    mkdirSync(join(exited, '.users'));
+    writeFileSync(join(exited, '.users', String(gone)), '');
+    const third = await make(`third ${process.pid}`);
+    expect(existsSync(exited)).toBe(true); // the previous build stays while it is one of the two newest
+    const fourth = await make(`fourth ${process.pid}`);
+    expect([used, exited, third, fourth].map(existsSync)).toEqual([true, false, true, true]);
+    // Using a build again forgets its users that have exited.
+    writeFileSync(join(fourth, '.users', String(gone)), '');
+    expect(await make(`fourth ${process.pid}`)).toBe(fourth);
+    expect(readdirSync(join(fourth, '.users'))).toEqual([String(process.pid)]);
   });
 });
 
