@@ -43,7 +43,10 @@ describe('the launcher', () => {
       const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
       expect(argv, name).toContain('--use-openssl-ca');
       expect(env, name).toContain(`SSL_CERT_FILE=${join(data.dir, 'ca', 'ca.pem')}`);
-      expect(env.filter((entry) => entry.startsWith('NODE_EXTRA_CA_CERTS=')), name).toEqual([]);
+      expect(
+        env.filter((entry) => entry.startsWith('NODE_EXTRA_CA_CERTS=')),
+        name,
+      ).toEqual([]);
     }
 
     // Each address answers on the wire.
