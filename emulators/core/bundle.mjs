@@ -7,7 +7,16 @@
  * Plain JavaScript: it is what runs before anything is compiled (emulators/stack/taskstack.mjs).
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
@@ -174,7 +183,29 @@ async function buildNow(name, entryPoints, { commonJs, packages, external, alias
   for (const old of builds.slice(0, -2))
     if (!inUse(join(bundlesDir, name, old)))
       rmSync(join(bundlesDir, name, old), { recursive: true, force: true });
+  removeOrphans();
   return mains;
+}
+
+/**
+ * Removes the bundles of modules that are gone (a test's module in a temporary folder, a deleted
+ * source) once no live process uses them: nothing can ask for them again.
+ */
+function removeOrphans() {
+  for (const file of readdirSync(bundlesDir)) {
+    if (!file.endsWith('.json')) continue;
+    const pointer = join(bundlesDir, file);
+    const folder = pointer.slice(0, -'.json'.length);
+    try {
+      const { inputs } = JSON.parse(readFileSync(pointer, 'utf8'));
+      if (inputs.every((/** @type {string} */ input) => existsSync(join(root, input)))) continue;
+      if (readdirSync(folder).some((build) => inUse(join(folder, build)))) continue;
+    } catch {
+      continue; // being written, or removed meanwhile by another process
+    }
+    rmSync(folder, { recursive: true, force: true });
+    rmSync(pointer, { force: true });
+  }
 }
 
 /** Whether process `pid` is alive (EPERM: alive, another user's). */

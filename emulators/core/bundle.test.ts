@@ -118,6 +118,27 @@ describe('old builds', () => {
     expect(await make(`fourth ${process.pid}`)).toBe(fourth);
     expect(readdirSync(join(fourth, '.users'))).toEqual([String(process.pid)]);
   });
+
+  it('of a module that is gone go once no live process uses them', async () => {
+    const bundlesOf = async (name: string) => {
+      const source = probe(name);
+      const build = dirname(await bundle(source));
+      return { source, build, pointer: `${dirname(build)}.json` };
+    };
+    const [gone, inUse] = [await bundlesOf('gone'), await bundlesOf('gone but used')];
+    rmSync(join(gone.build, '.users'), { recursive: true });
+    for (const { source } of [gone, inUse]) rmSync(source);
+    // Any new build looks for them.
+    await bundleEntries('test-prune', data.dir, {
+      a: `console.log(${JSON.stringify(String(Math.random()))});\n`,
+    });
+    expect([gone.build, gone.pointer, inUse.build, inUse.pointer].map(existsSync)).toEqual([
+      false,
+      false,
+      true,
+      true,
+    ]);
+  });
 });
 
 describe('bundled packages', () => {
