@@ -87,9 +87,8 @@ async function send(bodies: string[]): Promise<string[]> {
 }
 const titles = (label: string) => [1, 2, 3].map((n) => `${label} ${n} ${randomUUID()}`);
 
-// The Event Hubs outage takes ~30 s however short it is: the processor's load balancing meets the
-// refused connection and retries its management call after the SDK's fixed default of 30 s (it does
-// not use the client's retry options). Its flow (Event Hubs, checkpoints in Azurite) shares nothing
+// The Event Hubs outage takes ~10 s however short it is: the processor's receivers notice the lost
+// connection only when they reconnect. Its flow (Event Hubs, checkpoints in Azurite) shares nothing
 // with the change feed's (Cosmos DB, Event Grid), so the change-feed tests (two outages and the refused
 // event) run meanwhile, one after the other; the Azurite and host outages touch both flows and come after.
 describe.concurrent('an Event Hubs outage', () => {
@@ -102,6 +101,14 @@ describe.concurrent('an Event Hubs outage', () => {
       await whileDown('eventhubs', () => hostProblem(mark, /^Event Hubs 'Functions\.ProcessTaskEvents'/));
       const after = await send(titles('after the Event Hubs outage'));
       await eachOnce('ProcessTaskEvents', [...before, ...after]);
+      // The receiver the outage ended (the warning) was not left to the processor's own 30 s retry.
+      await logged(
+        mark,
+        (e) =>
+          e.function === undefined &&
+          e.message ===
+            "Event Hubs 'Functions.ProcessTaskEvents' restarts its processor: a partition's receiver ended",
+      );
     },
     TEST_MS,
   );

@@ -8,6 +8,7 @@
  * Azure — Event Hubs triggers do not retry by themselves.
  */
 
+import { setTimeout as delay } from 'node:timers/promises';
 import type { PartitionContext, ReceivedEventData } from '@azure/event-hubs';
 import { appCredential, blobService, connectionSetting, resolveSettingReferences } from '../connections.ts';
 import type { RegisteredFunction, RpcTypedData } from '../core-api.ts';
@@ -16,6 +17,8 @@ import type { TriggerInput } from '../invoke.ts';
 import { Outage } from '../listeners.ts';
 
 const CHECKPOINT_CONTAINER = 'azure-webjobs-eventhub';
+/** How often the processor balances partitions (claims those without a live owner). */
+const LOAD_BALANCING_MS = 2000;
 /** The runtime writes no reason for Event Hubs invocations. */
 const REASON = '(null)';
 
@@ -115,7 +118,7 @@ async function consumerFor(host: Host, trigger: TriggerBinding, fn: RegisteredFu
     // Ownership expires after 30 s, the .NET processor's default (the JS SDK's is 60 s).
     loadBalancingOptions: {
       strategy: 'greedy' as const,
-      updateIntervalInMs: 2000,
+      updateIntervalInMs: LOAD_BALANCING_MS,
       partitionOwnershipExpirationIntervalInMs: 30_000,
     },
     // The extension's client (Azure.Messaging.EventHubs) retries 3 times from 0.8 s, exponentially, at
@@ -179,49 +182,90 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
       host.logs.host('warning', `Event Hubs 'Functions.${fn.name}' checkpoint store: ${error.message}`),
     up: () => host.logs.host('information', `Event Hubs 'Functions.${fn.name}' checkpoints saved again`),
   });
-  const subscription = client.subscribe(
-    {
-      async processEvents(events: ReceivedEventData[], context: PartitionContext) {
-        outage.recovered();
-        if (events.length === 0) return;
-        const partition = {
-          ConsumerGroup: context.consumerGroup,
-          EventHubName: context.eventHubName,
-          FullyQualifiedNamespace: context.fullyQualifiedNamespace,
-          PartitionId: context.partitionId,
-        };
-        const groups = trigger.cardinality === 'one' ? events.map((event) => [event]) : [events];
-        for (const group of groups) await host.invoker.invoke(fn, eventsInput(trigger, group, partition));
-        const count = (batches.get(context.partitionId) ?? 0) + 1;
-        batches.set(context.partitionId, count);
-        const last = events.at(-1);
-        // A checkpoint that cannot be saved (storage down) must not end the partition's receiver: the
-        // SDK would restart it from the last saved checkpoint and run those events again. The next
-        // batch's checkpoint covers this one.
-        if (last && count % checkpointFrequency === 0)
-          await context.updateCheckpoint(last).then(
-            () => checkpoints.recovered(),
-            (error: Error) =>
-              checkpoints.failed(new Error(`partition ${context.partitionId}: ${error.message}`)),
-          );
+  const { earliestEventPosition: startPosition } = await sdk();
+  const stopping = new AbortController();
+  let restarting: Promise<void> | undefined;
+  const subscribe = () =>
+    client.subscribe(
+      {
+        async processEvents(events: ReceivedEventData[], context: PartitionContext) {
+          outage.recovered();
+          if (events.length === 0) return;
+          const partition = {
+            ConsumerGroup: context.consumerGroup,
+            EventHubName: context.eventHubName,
+            FullyQualifiedNamespace: context.fullyQualifiedNamespace,
+            PartitionId: context.partitionId,
+          };
+          const groups = trigger.cardinality === 'one' ? events.map((event) => [event]) : [events];
+          for (const group of groups) await host.invoker.invoke(fn, eventsInput(trigger, group, partition));
+          const count = (batches.get(context.partitionId) ?? 0) + 1;
+          batches.set(context.partitionId, count);
+          const last = events.at(-1);
+          // A checkpoint that cannot be saved (storage down) must not end the partition's receiver: the
+          // SDK would restart it from the last saved checkpoint and run those events again. The next
+          // batch's checkpoint covers this one.
+          if (last && count % checkpointFrequency === 0)
+            await context.updateCheckpoint(last).then(
+              () => checkpoints.recovered(),
+              (error: Error) =>
+                checkpoints.failed(new Error(`partition ${context.partitionId}: ${error.message}`)),
+            );
+        },
+        async processError(error: Error, context: PartitionContext) {
+          // A refused connection comes as an AggregateError (one per address) with no message of its own.
+          const first = (error as Partial<AggregateError>).errors?.[0] as Error | undefined;
+          const reason = error.message || first?.message || (error as { code?: string }).code || error.name;
+          // Without a partition, the error is load balancing's: the checkpoint store's (ownership lives there).
+          if (!context.partitionId) checkpoints.failed(new Error(`load balancing: ${reason}`));
+          else outage.failed(new Error(`partition ${context.partitionId}: ${reason}`));
+          // The SDK ends a partition's receiver on an error it does not retry (a refused connection). If
+          // storage is down too, the ownership simply expires.
+          if (context.partitionId && !(error as { retryable?: boolean }).retryable) {
+            await abandonOwnership(consumer, context.partitionId).catch(() => {});
+            restartOnceHubAnswers();
+          }
+        },
       },
-      async processError(error: Error, context: PartitionContext) {
-        // A refused connection comes as an AggregateError (one per address) with no message of its own.
-        const first = (error as Partial<AggregateError>).errors?.[0] as Error | undefined;
-        const reason = error.message || first?.message || (error as { code?: string }).code || error.name;
-        // Without a partition, the error is load balancing's: the checkpoint store's (ownership lives there).
-        if (!context.partitionId) checkpoints.failed(new Error(`load balancing: ${reason}`));
-        else outage.failed(new Error(`partition ${context.partitionId}: ${reason}`));
-        // The SDK ends a partition's receiver on an error it does not retry (a refused connection). If
-        // storage is down too, the ownership simply expires.
-        if (context.partitionId && !(error as { retryable?: boolean }).retryable)
-          await abandonOwnership(consumer, context.partitionId).catch(() => {});
-      },
-    },
-    { maxBatchSize, maxWaitTimeInSeconds: 1, startPosition: (await sdk()).earliestEventPosition },
-  );
+      { maxBatchSize, maxWaitTimeInSeconds: 1, startPosition },
+    );
+  let subscription = subscribe();
+  /**
+   * A partition whose receiver ended waits for load balancing to claim it again, and after a lost
+   * connection load balancing asks the hub again only when its management call's retry comes round,
+   * 30 s later (that call does not take the client's retry options). The extension's processor retries
+   * on the client's policy (from 0.8 s, exponentially). So once the hub answers the client, the host
+   * starts the processor again: it claims its partitions at once and reads on from their checkpoints.
+   * Not more often than load balancing runs, so that a receiver that keeps failing is no busy loop.
+   */
+  const restartOnceHubAnswers = () => {
+    restarting ??= (async () => {
+      const { signal } = stopping;
+      await delay(LOAD_BALANCING_MS, undefined, { signal }).catch(() => {});
+      while (!signal.aborted) {
+        try {
+          await client.getPartitionIds({ abortSignal: signal });
+          break;
+        } catch {
+          // Each call has retried on the client's policy already.
+          await delay(1000, undefined, { signal }).catch(() => {});
+        }
+      }
+      if (signal.aborted) return;
+      host.logs.host(
+        'information',
+        `Event Hubs 'Functions.${fn.name}' restarts its processor: a partition's receiver ended`,
+      );
+      await subscription.close();
+      if (!signal.aborted) subscription = subscribe();
+    })().finally(() => {
+      restarting = undefined;
+    });
+  };
   return {
     async stop() {
+      stopping.abort();
+      await restarting?.catch(() => {});
       await subscription.close();
       await client.close();
     },
