@@ -258,14 +258,18 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
       );
       await subscription.close();
       if (!signal.aborted) subscription = subscribe();
-    })().finally(() => {
-      restarting = undefined;
-    });
+    })()
+      .catch((error: Error) =>
+        host.logs.host('warning', `Event Hubs 'Functions.${fn.name}' processor restart: ${error.message}`),
+      )
+      .finally(() => {
+        restarting = undefined;
+      });
   };
   return {
     async stop() {
       stopping.abort();
-      await restarting?.catch(() => {});
+      await restarting;
       await subscription.close();
       await client.close();
     },
