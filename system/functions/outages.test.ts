@@ -88,7 +88,7 @@ async function send(bodies: string[]): Promise<string[]> {
 const titles = (label: string) => [1, 2, 3].map((n) => `${label} ${n} ${randomUUID()}`);
 
 // The Event Hubs outage takes ~10 s however short it is: the processor's receivers notice the lost
-// connection only when they reconnect. Its flow (Event Hubs, checkpoints in Azurite) shares nothing
+// connection only when they reconnect. Its flow (Event Hubs, checkpoints in blob storage) shares nothing
 // with the change feed's (Cosmos DB, Event Grid), so the change-feed tests (two outages and the refused
 // event) run meanwhile, one after the other; the Azurite and host outages touch both flows and come after.
 describe.concurrent('an Event Hubs outage', () => {
