@@ -2,16 +2,15 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { composeFile } from '../../system/deploy/compose.ts';
 import { composeEnv } from '../../system/deploy/compose-env.ts';
 import { loadApps, repositoryRoot } from '../core/apps.ts';
-import { listen } from '../core/http.ts';
 import { loadSecrets, type StackSecrets } from '../core/secrets.ts';
 import { testDataDir, waitFor } from '../core/testing.ts';
 import { loadTopology } from '../core/topology.ts';
+import { freePort } from './ports.ts';
 
 const entry = join(import.meta.dirname, 'container.ts');
 const data = testDataDir();
@@ -26,13 +25,6 @@ const run = (...args: string[]) =>
     env: env({ TASKSTACK_TLS_HOSTS: 'identity,keyvault,gateway' }),
     encoding: 'utf8',
   });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  const port = await listen(server, 0);
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** GET over TLS to `address`, checking the certificate against the name `servername` as a compose peer would. */
 const get = (address: string, port: number, path: string, servername: string, ca: string) =>

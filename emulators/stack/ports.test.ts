@@ -1,7 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { LOOPBACK, listen } from '../core/http.ts';
-import { portIsFree, reservePorts } from './ports.ts';
+import { freePort, portIsFree, reservePorts } from './ports.ts';
 
 describe('reservePorts', () => {
   it('holds each chosen port until it is released by name, resetting connections meanwhile', async () => {
@@ -23,5 +24,37 @@ describe('reservePorts', () => {
     expect(await portIsFree(ports.b as number)).toBe(false);
     await release(['b', 'b']);
     expect(await portIsFree(ports.b as number)).toBe(true);
+  });
+});
+
+describe('free ports', () => {
+  // Linux's range for outgoing connections and listen(0): a stopped component's port in it could be
+  // given to any client socket meanwhile, and the component could not listen on it again.
+  const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+  const draw = (port: number) => (port - 20_000 + 0.5) / (low - 20_000);
+
+  it('are drawn below the ephemeral range, each another', async () => {
+    const { ports, release } = await reservePorts({ a: 0, b: 0, c: 7070 }, 'free');
+    await release(['a', 'b', 'c']);
+    const drawn = [ports.a, ports.b, ports.c, await freePort(), await freePort()] as number[];
+    for (const port of drawn) {
+      expect(port).toBeGreaterThanOrEqual(20_000);
+      expect(port).toBeLessThan(low);
+    }
+    expect(new Set(drawn).size).toBe(drawn.length);
+  });
+
+  it('draw again when the port drawn is taken', async () => {
+    const taken = createServer();
+    const port = await listen(taken, await freePort());
+    const random = vi.spyOn(Math, 'random').mockReturnValueOnce(draw(port));
+    try {
+      const next = await freePort();
+      expect(random).toHaveBeenCalledTimes(2);
+      expect(next).not.toBe(port);
+    } finally {
+      random.mockRestore();
+      taken.close();
+    }
   });
 });

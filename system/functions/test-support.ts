@@ -1,6 +1,5 @@
 /** The function app under test: the stack's components (the function app in the local host) and helpers. */
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { documentedAnswer } from '../../contracts/validate.ts';
 import { testDataDir, waitFor } from '../../emulators/core/testing.ts';
@@ -98,16 +97,7 @@ export async function startAppStack(options: AppStackOptions = {}): Promise<AppS
 }
 
 /** A port that was free a moment ago (the launcher checks it again and fails clearly if taken since). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
+export { freePort } from '../../emulators/stack/ports.ts';
 
 /**
  * A response reduced to what the contract fixes: status, content type (null when absent) and body text.
