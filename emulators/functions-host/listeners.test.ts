@@ -1,10 +1,10 @@
 /**
  * Listener start retries, on fake timers: the runtime's backoff, its log lines, and an end at host stop;
- * and the outage tracker running listeners share.
+ * and the outage tracker and waits running listeners share.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Listener } from './host.ts';
-import { backoffDelays, OUTAGE_BOUNDS, Outage, RETRY_BOUNDS, startListener } from './listeners.ts';
+import { backoffDelays, OUTAGE_BOUNDS, Outage, Pauses, RETRY_BOUNDS, startListener } from './listeners.ts';
 
 const NAME = 'Functions.late';
 
@@ -126,5 +126,37 @@ describe('outage of a running listener', () => {
     expect(lines.slice(8)).toEqual(['up after 8']);
     expect(tracker.failed('again')).toBe(OUTAGE_BOUNDS.minMs);
     expect(lines.at(-1)).toBe(`down 1 again ${OUTAGE_BOUNDS.minMs}`);
+  });
+});
+
+describe('waits of a running listener', () => {
+  /** Whether `wait` has ended once the timers due by now (fake time) and pending callbacks have run. */
+  const ended = async (wait: Promise<void>) => {
+    let done = false;
+    void wait.then(() => {
+      done = true;
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    return done;
+  };
+
+  it('end after their time, or at once when the listener stops', async () => {
+    const pauses = new Pauses();
+    const due = pauses.pause(5_000);
+    await vi.advanceTimersByTimeAsync(4_999);
+    expect(await ended(due)).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await ended(due)).toBe(true);
+    const cut = pauses.pause(5_000);
+    pauses.stop();
+    expect(await ended(cut)).toBe(true);
+    expect(pauses.stopped).toBe(true);
+  });
+
+  it('asked for after the stop (the stop came during a read), end at once', async () => {
+    const pauses = new Pauses();
+    pauses.stop();
+    expect(await ended(pauses.pause(5_000))).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
   });
 });

@@ -114,3 +114,36 @@ export class Outage {
     this.#delays = backoffDelays(this.bounds);
   }
 }
+
+/**
+ * The waits of a running listener (a poll delay, an outage's backoff) that its stop cuts short: `stop`
+ * ends those under way, and once stopped a wait ends at once. A stop arriving while the listener is
+ * reading its store would otherwise find no wait to end, and the read's next wait would hold the host's
+ * stop for a whole poll delay (5 s for a change feed).
+ */
+export class Pauses {
+  #stopped = false;
+  #wakers = new Set<() => void>();
+
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
+  pause(ms: number): Promise<void> {
+    if (this.#stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.#wakers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.#wakers.add(wake);
+    });
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    for (const wake of this.#wakers) wake();
+  }
+}

@@ -13,7 +13,7 @@ import type { Container, FeedRange } from '@azure/cosmos';
 import { newCosmosClient, resolveSettingReferences } from '../connections.ts';
 import type { RegisteredFunction } from '../core-api.ts';
 import type { Host, Listener, TriggerBinding, TriggerKind } from '../host.ts';
-import { Outage } from '../listeners.ts';
+import { Outage, Pauses } from '../listeners.ts';
 
 interface Lease {
   id: string;
@@ -103,18 +103,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     trigger.maxItemsPerInvocation === undefined ? undefined : Number(trigger.maxItemsPerInvocation);
   const startTime = setting(host, trigger.startFromTime);
   const ranges = await monitored.getFeedRanges();
-  let stopped = false;
-  const wakers = new Set<() => void>();
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        wakers.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      wakers.add(wake);
-    });
+  const pauses = new Pauses();
 
   /** Reads one range's feed from its lease until stopped; throws when the store fails. */
   const follow = async (lease: Lease, range: FeedRange, outage: Outage) => {
@@ -126,7 +115,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
           ? ChangeFeedStartFrom.Beginning(range)
           : ChangeFeedStartFrom.Now(range);
     const feed = monitored.items.getChangeFeedIterator({ changeFeedStartFrom, maxItemCount });
-    while (!stopped) {
+    while (!pauses.stopped) {
       const page = await feed.readNext();
       outage.recovered();
       if (page.statusCode === 304 || page.result.length === 0) {
@@ -135,7 +124,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
           lease.ContinuationToken = page.continuationToken;
           await leases.items.upsert(lease);
         }
-        await pause(pollMs);
+        await pauses.pause(pollMs);
         continue;
       }
       const reason = `New changes on container ${monitored.id} at ${host.clock.date().toISOString()}`;
@@ -166,14 +155,14 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
       up: () => host.logs.host('information', `Lease ${token} was acquired to start processing.`),
     });
     let lease: Lease | undefined;
-    while (!stopped) {
+    while (!pauses.stopped) {
       try {
         lease = lease
           ? await renew(leases, lease, host.clock)
           : await acquire(leases, id, range, host.hostId, host.clock);
         await follow(lease, range, outage);
       } catch (error) {
-        if (!stopped) await pause(outage.failed(error));
+        if (!pauses.stopped) await pauses.pause(outage.failed(error));
       }
     }
   };
@@ -181,8 +170,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   const pumps = ranges.map((range, index) => pump(range, index));
   return {
     async stop() {
-      stopped = true;
-      for (const wake of wakers) wake();
+      pauses.stop();
       await Promise.all(pumps);
     },
   };
