@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { median, rounds, throughput } from '../bench/measure.ts';
 import { bundle } from '../emulators/core/bundle.mjs';
 import { loadTls } from '../emulators/core/ca.ts';
+import { heapFlags } from '../emulators/core/heap.ts';
 import { listen } from '../emulators/core/http.ts';
 import { startEmulator, testContext, testDataDir } from '../emulators/core/testing.ts';
 import gateway from './index.ts';
@@ -71,7 +72,7 @@ if (process.argv[2] === 'child') {
 /** A child running this file on bare Node, as the stack runs its components (no TypeScript loader). */
 async function spawn(...args: string[]): Promise<{ process: ChildProcess; url: string; key?: string }> {
   const started = fork(await bundle(fileURLToPath(import.meta.url)), ['child', ...args], {
-    execArgv: [],
+    execArgv: args[0] === 'gateway' ? heapFlags('gateway') : [],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   return new Promise((resolve, reject) => {

@@ -3,7 +3,10 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadApps } from '../core/apps.ts';
+import { heapFlags } from '../core/heap.ts';
 import { testDataDir } from '../core/testing.ts';
+import { hostOfKind } from '../registry.ts';
 import { CONTROL_KEY_HEADER } from './control.ts';
 import { type Stack, start } from './launcher.ts';
 import { stackFilePath } from './stackfile.ts';
@@ -37,11 +40,15 @@ describe('the launcher', () => {
     for (const path of Object.values(file.logs as Record<string, string>))
       expect(existsSync(path), path).toBe(true);
     expect(await stack.health()).toEqual(Object.fromEntries(everyComponent.map((name) => [name, 'ok'])));
-    // Each trusts the data directory's CA as OpenSSL's file, not through NODE_EXTRA_CA_CERTS (openSslTrust).
+    // Each trusts the data directory's CA as OpenSSL's file, not through NODE_EXTRA_CA_CERTS (openSslTrust),
+    // and runs with its emulator's heap flags (the web apps' host is appservice).
+    const apps = loadApps();
     for (const [name, pid] of Object.entries(stack.pids())) {
       const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
       const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
       expect(argv, name).toContain('--use-openssl-ca');
+      const kind = apps[name]?.kind;
+      expect(argv, name).toEqual(expect.arrayContaining(heapFlags(kind ? hostOfKind[kind] : name)));
       expect(env, name).toContain(`SSL_CERT_FILE=${join(data.dir, 'ca', 'ca.pem')}`);
       expect(
         env.filter((entry) => entry.startsWith('NODE_EXTRA_CA_CERTS=')),
