@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import {
   request as httpRequest,
   type IncomingMessage,
@@ -57,9 +58,22 @@ export function probe(url: string, options: { method?: string; ca?: string } = {
   });
 }
 
-/** Listens on `host:port` (loopback by default) and resolves with the port actually bound. */
-export function listen(server: NetServer, port: number, host = LOOPBACK): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * The first port the kernel hands out for outgoing connections and listen(0) (Linux reads it from
+ * procfs; macOS and Windows start at IANA's 49152).
+ */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (Number.isInteger(low) && low > 0) return low;
+  } catch {}
+  return 49_152;
+}
+/** Below every conventional port the stack uses (the highest is Azurite's 10000). */
+const FREE_LOW = 20_000;
+
+const listenOn = (server: NetServer, port: number, host: string) =>
+  new Promise<number>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) =>
       reject(error.code === 'EADDRINUSE' ? new PortInUseError(port) : error);
     server.once('error', onError);
@@ -68,6 +82,25 @@ export function listen(server: NetServer, port: number, host = LOOPBACK): Promis
       resolve((server.address() as AddressInfo).port);
     });
   });
+
+/**
+ * Listens on `host:port` (loopback by default) and resolves with the port actually bound. Port 0 is a
+ * free port drawn at random below the kernel's ephemeral range, not the kernel's own choice: that lies
+ * in the range, so while its server is down (stopped, restarting after a crash) any outgoing connection
+ * could be given it, and the server could not listen on it again (seen in CI: "cosmos failed to start:
+ * port … is already in use" in an outage test).
+ */
+export async function listen(server: NetServer, port: number, host = LOOPBACK): Promise<number> {
+  if (port !== 0) return listenOn(server, port, host);
+  const high = Math.max(ephemeralLow(), FREE_LOW + 1_000);
+  for (let tries = 0; ; tries += 1) {
+    try {
+      return await listenOn(server, FREE_LOW + Math.floor(Math.random() * (high - FREE_LOW)), host);
+    } catch (error) {
+      // Taken (by another stack, say): another draw. After many, the range is not ours to use.
+      if (!(error instanceof PortInUseError) || tries === 100) throw error;
+    }
+  }
 }
 
 /** Closes a server, ending idle keep-alive connections so it does not linger. */

@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { LOOPBACK } from '../core/http.ts';
+import { listen, PortInUseError } from '../core/http.ts';
 
 /**
  * Conventional ports where one exists (Azurite 10000, Cosmos 8081, Event Hubs 5672); apps bring their
@@ -30,13 +29,12 @@ export function stackPorts(apps: Record<string, { localPort: number }>): Record<
 /** What the user asked for: defaults, a base (each port = base + its position), free ports, or overrides. */
 export type PortChoice = 'default' | 'free' | { base: number };
 
-const bind = (port: number) =>
-  new Promise<Server>((resolve, reject) => {
-    // A connection while it is held is reset at once (rather than left waiting for a server that is not there).
-    const server = createServer((socket) => socket.destroy());
-    server.once('error', reject);
-    server.listen(port, LOOPBACK, () => resolve(server));
-  });
+const bind = async (port: number) => {
+  // A connection while it is held is reset at once (rather than left waiting for a server that is not there).
+  const server = createServer((socket) => socket.destroy());
+  await listen(server, port);
+  return server;
+};
 
 const closeAll = (servers: Server[]) =>
   Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
@@ -48,43 +46,9 @@ export const portIsFree = (port: number): Promise<boolean> =>
     () => false,
   );
 
-/**
- * The first port the kernel hands out for outgoing connections and listen(0) (Linux reads it from
- * procfs; macOS and Windows start at IANA's 49152).
- */
-function ephemeralLow(): number {
-  try {
-    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
-    if (Number.isInteger(low) && low > 0) return low;
-  } catch {}
-  return 49_152;
-}
-/** Below every conventional port the stack uses (the highest is Azurite's 10000). */
-const FREE_LOW = 20_000;
-
-/**
- * Holds a free port chosen at random below the kernel's ephemeral range. A port from listen(0) lies in
- * that range, so while its component is down (stopped, or restarting after a crash) any outgoing
- * connection could be given it, and the component could not listen on it again (seen in CI: "cosmos
- * failed to start: port … is already in use" in an outage test).
- */
-async function bindFree(): Promise<Server> {
-  const high = Math.max(ephemeralLow(), FREE_LOW + 1_000);
-  for (let tries = 0; ; tries += 1) {
-    const port = FREE_LOW + Math.floor(Math.random() * (high - FREE_LOW));
-    try {
-      return await bind(port);
-    } catch (error) {
-      // Taken (by another stack, say): another draw. After many, the range is not ours to use.
-      const code = (error as NodeJS.ErrnoException).code;
-      if ((code !== 'EADDRINUSE' && code !== 'EACCES') || tries === 100) throw error;
-    }
-  }
-}
-
 /** A port that was free a moment ago, outside the ephemeral range (for tests that start one server on it). */
 export async function freePort(): Promise<number> {
-  const server = await bindFree();
+  const server = await bind(0);
   const port = (server.address() as { port: number }).port;
   await closeAll([server]);
   return port;
@@ -130,15 +94,14 @@ export async function reservePorts(
     for (const [index, [name, port]] of Object.entries(defaults).entries()) {
       const wanted =
         overrides[name] ?? (choice === 'default' ? port : choice === 'free' ? 0 : choice.base + index);
-      const server = await (wanted === 0 ? bindFree() : bind(wanted)).catch(
-        (error: NodeJS.ErrnoException) => {
-          if (error.code === 'EADDRINUSE' || error.code === 'EACCES')
-            throw new BusyPortError(
-              `port ${wanted} for ${name} is already in use (${error.code}); free it or choose other ports (--port-base, --${name}-port)`,
-            );
-          throw error;
-        },
-      );
+      const server = await bind(wanted).catch((error: NodeJS.ErrnoException) => {
+        const code = error instanceof PortInUseError ? 'EADDRINUSE' : error.code;
+        if (code === 'EADDRINUSE' || code === 'EACCES')
+          throw new BusyPortError(
+            `port ${wanted} for ${name} is already in use (${code}); free it or choose other ports (--port-base, --${name}-port)`,
+          );
+        throw error;
+      });
       held.set(name, server);
       const address = server.address();
       ports[name] = typeof address === 'object' && address ? address.port : wanted;
