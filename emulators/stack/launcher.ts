@@ -13,7 +13,7 @@ import { type ComponentEntry, ComponentProcess, componentEntry } from './compone
 import { Console } from './console.ts';
 import { startControlServer } from './control.ts';
 import { parseStackOptions, type StackOptionsInput } from './options.ts';
-import { inOrder } from './order.ts';
+import { dependentsOf, inOrder, type StartSteps, startInOrder } from './order.ts';
 import { reservePorts, stackPorts } from './ports.ts';
 import type { Stack } from './stack.ts';
 import { clearStaleStack, removeStackFile, runningStack, writeStackFile } from './stackfile.ts';
@@ -141,8 +141,7 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
   // Stopping runs the other way: a component stops before those it started after. The functions host
   // releases its Event Hubs partitions through blob storage as it stops; with Azurite already gone,
   // the storage SDK's retries would outlast the stop grace and the host would be killed.
-  const dependents = (component: ComponentProcess) =>
-    components.filter((other) => prerequisites(other).includes(component));
+  const dependents = dependentsOf(components, prerequisites);
   const stopAll = () => inOrder(components, dependents, (component) => component.stop());
   let control: Awaited<ReturnType<typeof startControlServer>> | undefined;
   // Every process is forked now, those others wait for first: a fork holds the launcher up to tens of
@@ -151,27 +150,33 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
   const waitedFor = (component: ComponentProcess) => dependents(component).length;
   for (const component of [...components].sort((a, b) => waitedFor(b) - waitedFor(a)))
     component.prepare(builds.get(component.name));
-  try {
-    await inOrder(components, prerequisites, async (component) => {
+  // One component's start: what comes before its launch, then the launch (see startInOrder).
+  const startedAt = new Map<ComponentProcess, number>();
+  const steps: StartSteps<ComponentProcess> = {
+    async prepare(component) {
       await builds.get(component.name);
-      await launchOne(component);
-    });
-  } catch (error) {
-    await stopAll();
+      out.progress(component.name, 'starting');
+      startedAt.set(component, performance.now());
+      await reservation.release(portsOf.get(component.name) ?? []);
+    },
+    async launch(component) {
+      await component.launch().catch((error: Error) => {
+        out.progress(component.name, 'failed', error.message);
+        throw new Error(`${component.name} failed to start: ${error.message}`);
+      });
+      const ms = performance.now() - (startedAt.get(component) ?? 0);
+      out.progress(component.name, 'ready', `in ${Math.round(ms)} ms`);
+    },
+    stop: (component) => component.stop(),
+  };
+  const launchOne = async (component: ComponentProcess) => {
+    await steps.prepare(component);
+    await steps.launch(component);
+  };
+  await startInOrder(components, prerequisites, steps).catch(async (error) => {
     await releaseAll();
     throw error;
-  }
-
-  async function launchOne(component: ComponentProcess) {
-    out.progress(component.name, 'starting');
-    const t0 = performance.now();
-    await reservation.release(portsOf.get(component.name) ?? []);
-    await component.launch().catch((error: Error) => {
-      out.progress(component.name, 'failed', error.message);
-      throw new Error(`${component.name} failed to start: ${error.message}`);
-    });
-    out.progress(component.name, 'ready', `in ${Math.round(performance.now() - t0)} ms`);
-  }
+  });
 
   /**
    * stack.json names the host's current `default` host key and master key: keys set or renewed through

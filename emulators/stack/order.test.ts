@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inOrder } from './order.ts';
+import { inOrder, startInOrder } from './order.ts';
 
 describe('inOrder', () => {
   const waitsFor = (name: string) =>
@@ -28,5 +28,60 @@ describe('inOrder', () => {
     };
     await expect(inOrder(['functions', 'blob', 'cosmos'], waitsFor, step)).rejects.toThrow('blob failed');
     expect(ran).not.toContain('functions');
+  });
+});
+
+describe('startInOrder', () => {
+  const waitsFor = (name: string) => ({ functions: ['blob'], blob: [], web: [] })[name] ?? [];
+
+  it('once a start failed, launches nothing more, even what comes up while the others stop', async () => {
+    const log: string[] = [];
+    let blobUp = () => {};
+    const steps = {
+      prepare: async (name: string) => {
+        log.push(`prepare ${name}`);
+      },
+      launch: async (name: string) => {
+        log.push(`launch ${name}`);
+        if (name === 'web') throw new Error('web failed to start');
+        // Azurite, the slowest service, comes up only when the test says.
+        if (name === 'blob')
+          await new Promise<void>((resolve) => {
+            blobUp = resolve;
+          });
+      },
+      stop: async (name: string) => {
+        log.push(`stop ${name}`);
+        // The functions host (waiting for blob) is stopped first; blob comes up right after, before its
+        // own stop: the host's launch must not follow.
+        if (name === 'functions') {
+          blobUp();
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
+      },
+    };
+    await expect(startInOrder(['functions', 'blob', 'web'], waitsFor, steps)).rejects.toThrow(
+      'web failed to start',
+    );
+    expect(log).not.toContain('launch functions');
+    // Dependents stop first, and every item is stopped (whether it had launched or not).
+    expect(log.filter((line) => line.startsWith('stop'))).toEqual([
+      'stop functions',
+      'stop web',
+      'stop blob',
+    ]);
+  });
+
+  it('starts each after those it waits for when nothing fails, and stops nothing', async () => {
+    const log: string[] = [];
+    const step = (what: string) => async (name: string) => {
+      log.push(`${what} ${name}`);
+    };
+    await startInOrder(['functions', 'blob'], waitsFor, {
+      prepare: step('prepare'),
+      launch: step('launch'),
+      stop: step('stop'),
+    });
+    expect(log).toEqual(['prepare blob', 'launch blob', 'prepare functions', 'launch functions']);
   });
 });

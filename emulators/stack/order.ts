@@ -18,3 +18,43 @@ export function inOrder<T>(
   };
   return Promise.all(items.map(run)).then(() => undefined);
 }
+
+/** The items that wait for a given one: the order to stop them in is the other way round (inOrder). */
+export const dependentsOf =
+  <T>(items: T[], waitsFor: (item: T) => T[]) =>
+  (item: T): T[] =>
+    items.filter((other) => waitsFor(other).includes(item));
+
+/** What `startInOrder` does with each item. */
+export interface StartSteps<T> {
+  /** What comes before the launch proper (a build, releasing its ports); may take a while. */
+  prepare(item: T): Promise<void>;
+  /** The launch proper: from here on the item runs (a process is forked) until `stop`. */
+  launch(item: T): Promise<void>;
+  stop(item: T): Promise<void>;
+}
+
+/**
+ * Starts every item as soon as those it waits for have started (inOrder). On the first failure,
+ * nothing more is launched: an item whose prerequisites come up after it, while the others are being
+ * stopped, would otherwise run on with no one to stop it. Then every item is stopped, dependents first
+ * (a launch under way is stopped too), and the failure thrown.
+ */
+export async function startInOrder<T>(
+  items: T[],
+  waitsFor: (item: T) => T[],
+  steps: StartSteps<T>,
+): Promise<void> {
+  let failed = false;
+  try {
+    await inOrder(items, waitsFor, async (item) => {
+      await steps.prepare(item);
+      if (failed) throw new Error('the start failed meanwhile');
+      await steps.launch(item);
+    });
+  } catch (error) {
+    failed = true;
+    await inOrder(items, dependentsOf(items, waitsFor), steps.stop);
+    throw error;
+  }
+}
