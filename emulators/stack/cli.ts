@@ -11,6 +11,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
@@ -22,6 +23,7 @@ import { banner } from './banner.ts';
 import { CONTROL_KEY_HEADER } from './control.ts';
 import { start } from './launcher.ts';
 import { parseStackOptions } from './options.ts';
+import { StartInterrupted } from './order.ts';
 import { stackPorts } from './ports.ts';
 import { processAlive, runningStack } from './stackfile.ts';
 
@@ -29,6 +31,8 @@ import { processAlive, runningStack } from './stackfile.ts';
 z.config({ jitless: true });
 
 const [command = 'start', ...rest] = process.argv.slice(2);
+/** The signals that stop the stack: Ctrl-C, `taskstack stop` (and kill), a closing terminal. */
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /** Runs a script of the project with `args` in its own process; exits with its exit code. */
 function runScript(path: string, args: string[]): never {
@@ -106,18 +110,38 @@ async function startCommand() {
     if (typeof flag === 'string') portOverrides[name] = Number(flag);
   }
   const began = performance.now();
-  const stack = await start({
-    dataDir,
-    ports: values['free-ports']
-      ? 'free'
-      : values['port-base']
-        ? { base: Number(values['port-base']) }
-        : 'default',
-    portOverrides,
-    inMemory: values['in-memory'] ?? false,
-    components: values.components?.split(',').map((name) => name.trim()),
-    encryptionKey: values['encryption-key'] ?? process.env.TASKSTACK_ENCRYPTION_KEY,
-  }).catch((error: Error) => fail(error.message));
+  // A signal during the start (Ctrl-C, a closing terminal) stops whatever has started, in order.
+  const interrupt = new AbortController();
+  let interruptedBy: NodeJS.Signals | undefined;
+  const duringStart = (signal: NodeJS.Signals) => {
+    if (interruptedBy) return console.log('still stopping…');
+    interruptedBy = signal;
+    console.log('stopping…');
+    interrupt.abort();
+  };
+  for (const signal of SIGNALS) process.on(signal, duringStart);
+  const stack = await start(
+    {
+      dataDir,
+      ports: values['free-ports']
+        ? 'free'
+        : values['port-base']
+          ? { base: Number(values['port-base']) }
+          : 'default',
+      portOverrides,
+      inMemory: values['in-memory'] ?? false,
+      components: values.components?.split(',').map((name) => name.trim()),
+      encryptionKey: values['encryption-key'] ?? process.env.TASKSTACK_ENCRYPTION_KEY,
+    },
+    { signal: interrupt.signal },
+  ).catch(async (error: Error) => {
+    if (!(error instanceof StartInterrupted) || !interruptedBy) fail(error.message);
+    await stopBuilding();
+    console.log('stopped.');
+    // As a shell reports a command a signal ended: 128 + the signal's number (130 for Ctrl-C).
+    process.exit(128 + constants.signals[interruptedBy]);
+  });
+  for (const signal of SIGNALS) process.off(signal, duringStart);
   let stopping = false;
   const shutdown = async () => {
     // A second Ctrl-C changes nothing: the stop runs to its end (a component that does not stop within
@@ -131,7 +155,7 @@ async function startCommand() {
   };
   // SIGHUP: the terminal went away. Before the banner: whoever reads it may stop the stack at once (a
   // signal that came between the banner and these handlers killed the launcher, leaving stack.json).
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, shutdown);
+  for (const signal of SIGNALS) process.on(signal, shutdown);
   console.log(banner(stack.description, performance.now() - began));
   // The builds are done. Only now: a Ctrl-C while esbuild stopped (as the banner shows) killed the launcher.
   await stopBuilding();

@@ -13,7 +13,7 @@ import { type ComponentEntry, ComponentProcess, componentEntry } from './compone
 import { Console } from './console.ts';
 import { startControlServer } from './control.ts';
 import { parseStackOptions, type StackOptionsInput } from './options.ts';
-import { dependentsOf, inOrder, type StartSteps, startInOrder } from './order.ts';
+import { dependentsOf, inOrder, StartInterrupted, type StartSteps, startInOrder } from './order.ts';
 import { reservePorts, stackPorts } from './ports.ts';
 import type { Stack } from './stack.ts';
 import { clearStaleStack, removeStackFile, runningStack, writeStackFile } from './stackfile.ts';
@@ -21,8 +21,15 @@ import { wire } from './wiring.ts';
 
 export type { Stack };
 
-/** Starts every component, waits until each is healthy, writes stack.json and returns the running stack. */
-export async function start(input: StackOptionsInput = {}): Promise<Stack> {
+/**
+ * Starts every component, waits until each is healthy, writes stack.json and returns the running stack.
+ * Once `signal` aborts (a Ctrl-C during the start), whatever has started is stopped and the start
+ * rejects with StartInterrupted.
+ */
+export async function start(
+  input: StackOptionsInput = {},
+  { signal }: { signal?: AbortSignal } = {},
+): Promise<Stack> {
   const options = parseStackOptions(input);
   const { dataDir } = options;
   const other = runningStack(dataDir);
@@ -72,13 +79,17 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
   // Each emulator's bundle, made now if a source changed (web apps A and B run the same one).
   const emulators = [...new Set(plans.map((plan) => plan.emulator))];
   const entries = new Map(
-    await Promise.all(emulators.map(async (name) => [name, await componentEntry(name)] as const)).catch(
-      async (error) => {
+    await Promise.all(emulators.map(async (name) => [name, await componentEntry(name)] as const))
+      .then((built) => {
+        // A first build takes seconds: a Ctrl-C meanwhile ends the start before anything is forked.
+        if (signal?.aborted) throw new StartInterrupted();
+        return built;
+      })
+      .catch(async (error) => {
         // A bundle that cannot be built: nothing starts, and no port stays held.
         await releaseAll();
         throw error;
-      },
-    ),
+      }),
   );
 
   // A fresh data directory's signing key is made while the components are forked and load their code.
@@ -161,11 +172,12 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
     },
     async launch(component) {
       await component.launch().catch((error: Error) => {
-        out.progress(component.name, 'failed', error.message);
+        // Stopped by a Ctrl-C during the start: not a failure of its own.
+        if (!signal?.aborted) out.progress(component.name, 'failed', error.message);
         throw new Error(`${component.name} failed to start: ${error.message}`);
       });
       const ms = performance.now() - (startedAt.get(component) ?? 0);
-      out.progress(component.name, 'ready', `in ${Math.round(ms)} ms`);
+      if (!signal?.aborted) out.progress(component.name, 'ready', `in ${Math.round(ms)} ms`);
     },
     stop: (component) => component.stop(),
   };
@@ -173,7 +185,7 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
     await steps.prepare(component);
     await steps.launch(component);
   };
-  await startInOrder(components, prerequisites, steps).catch(async (error) => {
+  await startInOrder(components, prerequisites, steps, signal).catch(async (error) => {
     await releaseAll();
     throw error;
   });
@@ -272,7 +284,9 @@ export async function start(input: StackOptionsInput = {}): Promise<Stack> {
   try {
     await reservation.release(['control']);
     control = await startControlServer(ports.control as number, stack);
+    if (signal?.aborted) throw new StartInterrupted();
   } catch (error) {
+    await control?.close();
     await stopAll();
     throw error;
   }

@@ -34,27 +34,48 @@ export interface StartSteps<T> {
   stop(item: T): Promise<void>;
 }
 
+/** What a start stopped by its caller (a Ctrl-C while the stack starts) rejects with. */
+export class StartInterrupted extends Error {
+  constructor() {
+    super('the start was interrupted');
+  }
+}
+
 /**
- * Starts every item as soon as those it waits for have started (inOrder). On the first failure,
- * nothing more is launched: an item whose prerequisites come up after it, while the others are being
- * stopped, would otherwise run on with no one to stop it. Then every item is stopped, dependents first
- * (a launch under way is stopped too), and the failure thrown.
+ * Starts every item as soon as those it waits for have started (inOrder). On the first failure, or
+ * once `signal` aborts, nothing more is launched: an item whose prerequisites come up after it, while
+ * the others are being stopped, would otherwise run on with no one to stop it. Then every item is
+ * stopped, dependents first (a launch under way is stopped too), and the failure thrown.
  */
 export async function startInOrder<T>(
   items: T[],
   waitsFor: (item: T) => T[],
   steps: StartSteps<T>,
+  signal?: AbortSignal,
 ): Promise<void> {
   let failed = false;
+  const started = inOrder(items, waitsFor, async (item) => {
+    await steps.prepare(item);
+    if (failed) throw new Error('the start failed meanwhile');
+    await steps.launch(item);
+  });
+  // Once interrupted, the launches under way end as their items are stopped: their failures are not news.
+  started.catch(() => {});
+  let interrupted: (() => void) | undefined;
   try {
-    await inOrder(items, waitsFor, async (item) => {
-      await steps.prepare(item);
-      if (failed) throw new Error('the start failed meanwhile');
-      await steps.launch(item);
-    });
+    await Promise.race([
+      started,
+      new Promise<never>((_, reject) => {
+        interrupted = () => reject(new StartInterrupted());
+        if (signal?.aborted) interrupted();
+        signal?.addEventListener('abort', interrupted, { once: true });
+      }),
+    ]);
   } catch (error) {
     failed = true;
     await inOrder(items, dependentsOf(items, waitsFor), steps.stop);
     throw error;
+  } finally {
+    if (interrupted) signal?.removeEventListener('abort', interrupted);
   }
 }

@@ -3,7 +3,7 @@
  * SIGTERM to the group, a second Ctrl-C while stopping, `taskstack stop` from elsewhere, and the
  * launcher killed outright.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testDataDir, waitFor } from '../core/testing.ts';
@@ -39,6 +39,18 @@ async function expectAllGone({ pids, ports }: { pids: number[]; ports: number[] 
   await waitFor('every process of the stack to exit', () => pids.every((pid) => !alive(pid)), 60_000);
   for (const port of ports) expect(await accepts(port), `port ${port}`).toBe(false);
   expect(existsSync(stackFilePath(data.dir))).toBe(false);
+}
+
+/** Calls `then` once, in the same turn as `text` arrives on the child's stdout. */
+function whenPrinted(child: ChildProcess, text: string, then: () => void) {
+  let seen = '';
+  const watch = (chunk: Buffer) => {
+    seen += chunk;
+    if (!seen.includes(text)) return;
+    child.stdout?.off('data', watch);
+    then();
+  };
+  child.stdout?.on('data', watch);
 }
 
 describe('stopping the stack', () => {
@@ -83,26 +95,52 @@ describe('stopping the stack', () => {
     await expectAllGone(running);
   });
 
-  it('Ctrl-C the moment the banner shows still stops everything (a script stopping the stack once it is ready)', async () => {
+  /** `taskstack start` as a terminal runs it, with everything it prints (stdout and stderr). */
+  function spawnCli() {
     const child = spawn(process.execPath, cli('start', '--data-dir', data.dir, '--free-ports'), {
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
     let output = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      output += chunk;
-    });
-    child.stdout.on('data', (chunk: Buffer) => {
-      // In the same turn as the banner's arrival: no time for the launcher to do anything more.
-      if (!output.includes('taskstack is ready') && `${output}${chunk}`.includes('taskstack is ready'))
-        process.kill(-(child.pid as number), 'SIGINT');
-      output += chunk;
-    });
-    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) =>
+    for (const stream of [child.stdout, child.stderr])
+      stream.on('data', (chunk: Buffer) => {
+        output += chunk;
+      });
+    const exited = new Promise<[number | null, string | null]>((resolve) =>
       child.once('exit', (...ended) => resolve(ended)),
     );
-    expect({ code, signal }, output).toEqual({ code: 0, signal: null });
-    expect(output).toContain('stopped.');
+    return { child, output: () => output, exited };
+  }
+
+  it('Ctrl-C the moment the banner shows still stops everything (a script stopping the stack once it is ready)', async () => {
+    const { child, output, exited } = spawnCli();
+    // In the same turn as the banner's arrival: no time for the launcher to do anything more.
+    whenPrinted(child, 'taskstack is ready', () => process.kill(-(child.pid as number), 'SIGINT'));
+    expect(await exited, output()).toEqual([0, null]);
+    expect(output()).toContain('stopped.');
+    expect(existsSync(stackFilePath(data.dir))).toBe(false);
+  });
+
+  it('Ctrl-C during the start stops what has started, leaves nothing behind, and exits as interrupted (130)', async () => {
+    const { child, output, exited } = spawnCli();
+    // Every process the launcher ever had, watched until it exits (one forked after the Ctrl-C included).
+    const seen = new Set<number>();
+    const watching = setInterval(() => {
+      for (const pid of descendants(child.pid as number)) seen.add(pid);
+    }, 10);
+    // The first component is ready: the others, the apps among them, are still starting.
+    whenPrinted(child, ' ready in ', () => process.kill(-(child.pid as number), 'SIGINT'));
+    const ended = await exited;
+    clearInterval(watching);
+    expect(ended, output()).toEqual([130, null]);
+    const afterStop = output().slice(output().indexOf('stopping…'));
+    expect(output()).not.toContain('taskstack is ready');
+    expect(afterStop).toContain('stopped.');
+    // Components stopped while starting are not reported as failed.
+    expect(afterStop, afterStop).not.toMatch(/failed/);
+    expect(afterStop, afterStop).not.toMatch(NOISE);
+    expect(seen.size).toBeGreaterThan(0);
+    await waitFor('every process the launcher had to exit', () => [...seen].every((pid) => !alive(pid)));
     expect(existsSync(stackFilePath(data.dir))).toBe(false);
   });
 
@@ -110,11 +148,12 @@ describe('stopping the stack', () => {
     const stack = await startCli(data.dir, '--free-ports');
     const running = await snapshot(stack);
     const group = -(stack.child.pid as number);
+    // The second signal goes in the same turn as "stopping…" arrives: a stop takes tens of milliseconds.
+    whenPrinted(stack.child, 'stopping…', () => process.kill(group, 'SIGINT'));
     process.kill(group, 'SIGTERM');
-    await waitFor('stopping…', () => stack.output().includes('stopping…'));
-    process.kill(group, 'SIGINT');
     expect(await stack.exited).toBe(0);
     const afterStop = stack.output().slice(stack.output().indexOf('stopping…'));
+    expect(afterStop).toContain('still stopping…');
     expect(afterStop).toContain('stopped.');
     expect(afterStop, afterStop).not.toMatch(NOISE);
     await expectAllGone(running);
