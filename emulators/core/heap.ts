@@ -1,9 +1,10 @@
 /**
  * V8 heap flags of the processes that are busy under load (the functions host, Azurite, Event Grid,
  * Cosmos DB, the web apps). Left to its defaults, V8 grows a busy process's young generation to
- * 2 × 16 MB and lets its old generation fill with up to four times its live data in garbage before a full GC (it sizes
- * the growing factor for this machine's memory): 10,000 createtask + managetask requests took the stack
- * from ~400 to ~850 MB PSS, little of it live. Figures: README, "Memory under load".
+ * 2 × 16 MB and lets its old generation fill with up to four times its live data in garbage before a
+ * full GC (it sizes the growing factor for this machine's memory): 10,000 createtask + managetask
+ * requests took the stack from ~400 to ~850 MB PSS, little of it live. Figures: README, "Memory under
+ * load".
  *
  * No heap limit: a component may still take whatever a legal request needs (a 100 MB body).
  */
