@@ -17,8 +17,9 @@ const HEAP_FLAGS: Record<string, string[]> = {
   // One delivery or query per request: little allocation, 1 MB semi-spaces are enough.
   eventgrid: ['--max-semi-space-size=1', GROWING],
   cosmos: ['--max-semi-space-size=1', GROWING],
-  // Web app A after ~12,000 requests: RSS ~147 → ~91 MB; its rates within their noise (medians of
-  // alternating runs, flags against none: GET 5,555 / 5,386 per s, POST 4,962 / 5,177, each spread ±12 %).
+  // Web app A after ~12,000 requests: RSS ~147 → ~91 MB, for ~4–6 % of its request rate (medians of
+  // alternating runs, 9 with the flags and 12 without: GET 5,312 / 5,526 per s, POST 4,908 / 5,204).
+  // Either flag alone saves less (semi-spaces ~127 MB, growing ~117 MB); 8 MB semi-spaces ~100 MB.
   // The gateway keeps V8's defaults: 8 MB semi-spaces saved it 8 MB but cost 5–9 % of its throughput.
   appservice: ['--max-semi-space-size=4', GROWING],
 };
