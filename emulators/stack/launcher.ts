@@ -13,7 +13,7 @@ import { type ComponentEntry, ComponentProcess, componentEntry } from './compone
 import { Console } from './console.ts';
 import { startControlServer } from './control.ts';
 import { parseStackOptions, type StackOptionsInput } from './options.ts';
-import { dependentsOf, inOrder, StartInterrupted, type StartSteps, startInOrder } from './order.ts';
+import { dependentsOf, StartInterrupted, type StartSteps, startInOrder, stopInOrder } from './order.ts';
 import { reservePorts, stackPorts } from './ports.ts';
 import type { Stack } from './stack.ts';
 import { clearStaleStack, removeStackFile, runningStack, writeStackFile } from './stackfile.ts';
@@ -153,7 +153,7 @@ export async function start(
   // releases its Event Hubs partitions through blob storage as it stops; with Azurite already gone,
   // the storage SDK's retries would outlast the stop grace and the host would be killed.
   const dependents = dependentsOf(components, prerequisites);
-  const stopAll = () => inOrder(components, dependents, (component) => component.stop());
+  const stopAll = () => stopInOrder(components, prerequisites, (component) => component.stop());
   let control: Awaited<ReturnType<typeof startControlServer>> | undefined;
   // Every process is forked now, those others wait for first: a fork holds the launcher up to tens of
   // milliseconds (until the child has exec'd), and each component then loads its code while the

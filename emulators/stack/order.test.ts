@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inOrder, startInOrder } from './order.ts';
+import { inOrder, StartInterrupted, startInOrder } from './order.ts';
 
 describe('inOrder', () => {
   const waitsFor = (name: string) =>
@@ -83,5 +83,38 @@ describe('startInOrder', () => {
       stop: step('stop'),
     });
     expect(log).toEqual(['prepare blob', 'launch blob', 'prepare functions', 'launch functions']);
+  });
+
+  it('once interrupted, stops what started or is starting and launches nothing more', async () => {
+    const log: string[] = [];
+    const interrupt = new AbortController();
+    const steps = {
+      prepare: async (name: string) => {
+        log.push(`prepare ${name}`);
+      },
+      launch: async (name: string) => {
+        log.push(`launch ${name}`);
+        // Blob is still starting when the Ctrl-C comes; its stop ends its launch.
+        if (name === 'blob')
+          await new Promise<void>((_, reject) => {
+            blobStopped = () => reject(new Error('blob exited during start'));
+            interrupt.abort();
+          });
+      },
+      stop: async (name: string) => {
+        log.push(`stop ${name}`);
+        if (name === 'blob') blobStopped();
+      },
+    };
+    let blobStopped = () => {};
+    await expect(
+      startInOrder(['functions', 'blob', 'web'], waitsFor, steps, interrupt.signal),
+    ).rejects.toBeInstanceOf(StartInterrupted);
+    expect(log).not.toContain('launch functions');
+    expect(log.filter((line) => line.startsWith('stop')).sort()).toEqual([
+      'stop blob',
+      'stop functions',
+      'stop web',
+    ]);
   });
 });

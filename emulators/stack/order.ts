@@ -25,6 +25,10 @@ export const dependentsOf =
   (item: T): T[] =>
     items.filter((other) => waitsFor(other).includes(item));
 
+/** Runs `stop` for every item, each once those that wait for it have stopped. */
+export const stopInOrder = <T>(items: T[], waitsFor: (item: T) => T[], stop: (item: T) => Promise<void>) =>
+  inOrder(items, dependentsOf(items, waitsFor), stop);
+
 /** What `startInOrder` does with each item. */
 export interface StartSteps<T> {
   /** What comes before the launch proper (a build, releasing its ports); may take a while. */
@@ -73,7 +77,7 @@ export async function startInOrder<T>(
     ]);
   } catch (error) {
     failed = true;
-    await inOrder(items, dependentsOf(items, waitsFor), steps.stop);
+    await stopInOrder(items, waitsFor, steps.stop);
     throw error;
   } finally {
     if (interrupted) signal?.removeEventListener('abort', interrupted);
