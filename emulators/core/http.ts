@@ -60,9 +60,10 @@ export function probe(url: string, options: { method?: string; ca?: string } = {
 
 /**
  * The first port the kernel hands out for outgoing connections and listen(0) (Linux reads it from
- * procfs; macOS and Windows start at IANA's 49152).
+ * procfs; macOS and Windows start at IANA's 49152). Read once, at the first listen on port 0.
  */
-function ephemeralLow(): number {
+let ephemeralLow: number | undefined;
+function readEphemeralLow(): number {
   try {
     const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
     if (Number.isInteger(low) && low > 0) return low;
@@ -92,7 +93,8 @@ const listenOn = (server: NetServer, port: number, host: string) =>
  */
 export async function listen(server: NetServer, port: number, host = LOOPBACK): Promise<number> {
   if (port !== 0) return listenOn(server, port, host);
-  const high = Math.max(ephemeralLow(), FREE_LOW + 1_000);
+  ephemeralLow ??= readEphemeralLow();
+  const high = Math.max(ephemeralLow, FREE_LOW + 1_000);
   for (let tries = 0; ; tries += 1) {
     try {
       return await listenOn(server, FREE_LOW + Math.floor(Math.random() * (high - FREE_LOW)), host);

@@ -3,7 +3,7 @@
  * SIGTERM to the group, a second Ctrl-C while stopping, `taskstack stop` from elsewhere, and the
  * launcher killed outright.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testDataDir, waitFor } from '../core/testing.ts';
@@ -16,6 +16,7 @@ import {
   descendants,
   everyComponent,
   portsOf,
+  spawnCli,
   startCli,
 } from './test-support.ts';
 
@@ -95,34 +96,18 @@ describe('stopping the stack', () => {
     await expectAllGone(running);
   });
 
-  /** `taskstack start` as a terminal runs it, with everything it prints (stdout and stderr). */
-  function spawnCli() {
-    const child = spawn(process.execPath, cli('start', '--data-dir', data.dir, '--free-ports'), {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    let output = '';
-    for (const stream of [child.stdout, child.stderr])
-      stream.on('data', (chunk: Buffer) => {
-        output += chunk;
-      });
-    const exited = new Promise<[number | null, string | null]>((resolve) =>
-      child.once('exit', (...ended) => resolve(ended)),
-    );
-    return { child, output: () => output, exited };
-  }
-
   it('Ctrl-C the moment the banner shows still stops everything (a script stopping the stack once it is ready)', async () => {
-    const { child, output, exited } = spawnCli();
+    const { child, output, exited } = spawnCli(data.dir, '--free-ports');
     // In the same turn as the banner's arrival: no time for the launcher to do anything more.
     whenPrinted(child, 'taskstack is ready', () => process.kill(-(child.pid as number), 'SIGINT'));
-    expect(await exited, output()).toEqual([0, null]);
+    expect(await exited, output()).toBe(0);
+    expect(child.signalCode).toBeNull();
     expect(output()).toContain('stopped.');
     expect(existsSync(stackFilePath(data.dir))).toBe(false);
   });
 
   it('Ctrl-C during the start stops what has started, leaves nothing behind, and exits as interrupted (130)', async () => {
-    const { child, output, exited } = spawnCli();
+    const { child, output, exited } = spawnCli(data.dir, '--free-ports');
     // Every process the launcher ever had, watched until it exits (one forked after the Ctrl-C included).
     const seen = new Set<number>();
     const watching = setInterval(() => {
@@ -130,9 +115,10 @@ describe('stopping the stack', () => {
     }, 10);
     // The first component is ready: the others, the apps among them, are still starting.
     whenPrinted(child, ' ready in ', () => process.kill(-(child.pid as number), 'SIGINT'));
-    const ended = await exited;
+    const code = await exited;
     clearInterval(watching);
-    expect(ended, output()).toEqual([130, null]);
+    expect(code, output()).toBe(130);
+    expect(child.signalCode).toBeNull();
     const afterStop = output().slice(output().indexOf('stopping…'));
     expect(output()).not.toContain('taskstack is ready');
     expect(afterStop).toContain('stopped.');

@@ -54,15 +54,19 @@ export function descendants(pid: number): number[] {
 }
 
 /** `taskstack start` in a process group of its own, as a terminal runs it: pid = process group id. */
-export interface CliStack {
+export interface CliStart {
   child: ChildProcess;
-  /** Everything it printed so far. */
+  /** Everything it printed so far (stdout and stderr). */
   output(): string;
+  /** Its exit code (null when a signal ended it: see `child.signalCode`). */
   exited: Promise<number | null>;
+}
+export interface CliStack extends CliStart {
   description(): { endpoints: Record<string, Record<string, string>>; pid: number };
 }
 
-export async function startCli(dataDir: string, ...args: string[]): Promise<CliStack> {
+/** Spawns `taskstack start` and returns at once (a test may signal it while it starts). */
+export function spawnCli(dataDir: string, ...args: string[]): CliStart {
   const child = spawn(process.execPath, cli('start', '--data-dir', dataDir, ...args), {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
@@ -74,24 +78,25 @@ export async function startCli(dataDir: string, ...args: string[]): Promise<CliS
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { child, output: () => output, exited };
+}
+
+/** Spawns `taskstack start` and waits until its banner says the stack is ready. */
+export async function startCli(dataDir: string, ...args: string[]): Promise<CliStack> {
+  const started = spawnCli(dataDir, ...args);
   let gone = false;
-  void exited.then(() => {
+  void started.exited.then(() => {
     gone = true;
   });
   await waitFor(
     'taskstack is ready',
     () => {
-      if (gone) throw new Error(`taskstack start exited:\n${output}`);
-      return output.includes('taskstack is ready');
+      if (gone) throw new Error(`taskstack start exited:\n${started.output()}`);
+      return started.output().includes('taskstack is ready');
     },
     60_000,
   );
-  return {
-    child,
-    output: () => output,
-    exited,
-    description: () => JSON.parse(readFileSync(stackFilePath(dataDir), 'utf8')),
-  };
+  return { ...started, description: () => JSON.parse(readFileSync(stackFilePath(dataDir), 'utf8')) };
 }
 
 /** Runs a `taskstack` command to its end without blocking this process (which may host the stack). */
