@@ -4,14 +4,11 @@
  * (`npm start`, data directory TASKSTACK_DATA_DIR or .taskstack). Prints one line per row; exits 1 when
  * any row fails. HTTPS targets with the local CA need NODE_EXTRA_CA_CERTS=<data dir>/ca/ca.pem.
  */
-import { join } from 'node:path';
 import { formatTable, runTable } from './table.ts';
-import { readTarget, targetFileFrom } from './target.ts';
+import { commandLineTarget } from './target.ts';
 
-const file =
-  targetFileFrom(process.argv.slice(2), process.env) ??
-  join(process.env.TASKSTACK_DATA_DIR ?? '.taskstack', 'stack.json');
-const results = await runTable(readTarget(file));
+const { file, target } = commandLineTarget('conformance', process.argv.slice(2), process.env);
+const results = await runTable(target);
 console.log(formatTable(results));
 const count = (outcome: string) => results.filter((result) => result.outcome === outcome).length;
 console.log(`${count('pass')} passed, ${count('fail')} failed, ${count('skip')} skipped (target ${file})`);

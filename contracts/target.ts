@@ -5,6 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { CONTROL_KEY_HEADER } from '../emulators/stack/control.ts';
+import { parseStackOptions } from '../emulators/stack/options.ts';
+import { runningStack, stackFilePath } from '../emulators/stack/stackfile.ts';
 
 export interface Target {
   baseUrl?: string;
@@ -65,6 +67,31 @@ export function readTarget(file: string): Target {
   const log = (parsed as { logs?: Record<string, unknown> }).logs?.functions;
   if (typeof log === 'string' && log !== '') target.functionsLog = log;
   return target;
+}
+
+/**
+ * The target of a command run against a stack (`taskstack conformance`, `taskstack scenario run`), from
+ * its options `argv`: the file --target or TASKSTACK_TARGET_FILE names, else the local stack's
+ * stack.json. Anything else in `argv`, or no target to read, ends the process with one line (exit 2).
+ */
+export function commandLineTarget(command: string, argv: readonly string[], env: NodeJS.ProcessEnv) {
+  const refuse = (message: string): never => {
+    console.error(`taskstack ${command}: ${message}`);
+    process.exit(2);
+  };
+  try {
+    const unexpected = argv.find((arg, i) => arg !== '--target' && argv[i - 1] !== '--target');
+    if (unexpected !== undefined)
+      refuse(`unexpected argument ${unexpected}; the only option is --target FILE`);
+    const named = targetFileFrom(argv, env);
+    const { dataDir } = parseStackOptions();
+    if (!named && !runningStack(dataDir))
+      refuse(`no stack is running on ${dataDir}: start one (npm start), or name one with --target FILE`);
+    const file = named ?? stackFilePath(dataDir);
+    return { file, target: readTarget(file) };
+  } catch (error) {
+    return refuse((error as Error).message);
+  }
 }
 
 export const missing = (target: Target, needs: readonly Need[]) => needs.filter((need) => !target[need]);

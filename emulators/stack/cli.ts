@@ -1,19 +1,12 @@
 /**
- * `taskstack` — start the local stack, move its clock, manage function keys, reset its data.
- *   taskstack start [--data-dir DIR] [--port-base N | --free-ports] [--<component>-port N] [--in-memory]
- *                   [--encryption-key TEXT] [--components blob,cosmos,…]
- *   taskstack clock advance --days N --hours N --minutes N --seconds N
- *   taskstack functions keys list|set|renew …   (see emulators/functions-host/cli.ts)
- *   taskstack status | stop | reset
- *   taskstack deploy --resource-group RG [--dry-run]   (see system/deploy/deploy.ts)
- *   taskstack conformance [--target FILE]              the documented-status table (contracts/)
- *   taskstack scenario run <name|all> [--target FILE]  the end-to-end flows (scenarios/)
+ * `taskstack` — start the local stack, move its clock, manage function keys, reset its data; USAGE
+ * below lists every command.
  */
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { z } from 'zod';
 import { deployCommand } from '../../system/deploy/deploy.ts';
 import { loadApps } from '../core/apps.ts';
@@ -30,7 +23,27 @@ import { processAlive, runningStack } from './stackfile.ts';
 // As in child.ts: this process parses each schema once or twice.
 z.config({ jitless: true });
 
-const [command = 'start', ...rest] = process.argv.slice(2);
+/** What `taskstack help` prints, and what an unknown command or option points to. */
+const USAGE = `usage:
+  taskstack start [--data-dir DIR] [--port-base N | --free-ports] [--<component>-port N] [--in-memory]
+                  [--encryption-key TEXT] [--components blob,cosmos,…]
+  taskstack status | stop | reset [--data-dir DIR]
+  taskstack clock advance [--days N] [--hours N] [--minutes N] [--seconds N] [--data-dir DIR]
+  taskstack functions keys list|set|renew …    (see emulators/functions-host/cli.ts)
+  taskstack deploy --resource-group RG [--dry-run]   (see system/deploy/README.md)
+  taskstack conformance [--target FILE]              the documented-status table (contracts/)
+  taskstack scenario run <name|all> [--target FILE]  the end-to-end flows (scenarios/)
+  taskstack help
+The data directory is --data-dir, else TASKSTACK_DATA_DIR, else .taskstack.`;
+const HELP_HINT = '`taskstack help` lists the commands and their options';
+
+const argv = process.argv.slice(2);
+// No command, or flags first: `start`, as `npm start` runs it.
+const [command = 'start', ...rest] = argv[0]?.startsWith('-') === false ? argv : ['start', ...argv];
+if (['help', '--help', '-h'].includes(command) || rest.includes('--help') || rest.includes('-h')) {
+  console.log(USAGE);
+  process.exit(0);
+}
 /** The signals that stop the stack: Ctrl-C, `taskstack stop` (and kill), a closing terminal. */
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
@@ -51,29 +64,46 @@ if (command === 'scenario') {
 // --<component>-port N for every service and app.
 const portNames = Object.keys(stackPorts(loadApps()));
 const portFlags = Object.fromEntries(portNames.map((name) => [`${name}-port`, { type: 'string' as const }]));
-const { values, positionals } = parseArgs({
-  args: rest,
-  allowPositionals: true,
-  options: {
-    'data-dir': { type: 'string' },
-    'port-base': { type: 'string' },
-    'free-ports': { type: 'boolean' },
-    components: { type: 'string' },
-    'in-memory': { type: 'boolean' },
-    'encryption-key': { type: 'string' },
-    days: { type: 'string' },
-    hours: { type: 'string' },
-    minutes: { type: 'string' },
-    seconds: { type: 'string' },
-    function: { type: 'string' },
-    ...portFlags,
-  },
+const { values, positionals } = parseFlags({
+  'data-dir': { type: 'string' },
+  'port-base': { type: 'string' },
+  'free-ports': { type: 'boolean' },
+  components: { type: 'string' },
+  'in-memory': { type: 'boolean' },
+  'encryption-key': { type: 'string' },
+  days: { type: 'string' },
+  hours: { type: 'string' },
+  minutes: { type: 'string' },
+  seconds: { type: 'string' },
+  function: { type: 'string' },
+  ...portFlags,
 });
+// Only `clock advance` takes a word after its command.
+const extra = positionals[command === 'clock' ? 1 : 0];
+if (extra !== undefined) fail(`unexpected argument ${extra}; ${HELP_HINT}`);
 const dataDir = parseStackOptions({ dataDir: values['data-dir'] }).dataDir;
 
 function fail(message: string): never {
   console.error(`taskstack: ${message}`);
   process.exit(1);
+}
+
+/** parseArgs, with its refusal (an unknown option, a missing value) said in one line instead of thrown. */
+function parseFlags<T extends ParseArgsConfig['options']>(options: T) {
+  try {
+    return parseArgs({ args: rest, allowPositionals: true, options });
+  } catch (error) {
+    // Its first sentence names the option; the rest is about `--`, which no command here takes.
+    fail(`${(error as Error).message.split('. ')[0]}; ${HELP_HINT}`);
+  }
+}
+
+/** A port flag's value: a whole number from 1 to 65535. */
+function portFlag(flag: string, text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port < 1 || port > 65535)
+    fail(`--${flag} must be a port number from 1 to 65535, not ${text}`);
+  return port;
 }
 
 /** Calls the running stack's control API. */
@@ -107,7 +137,7 @@ async function startCommand() {
   const portOverrides: Record<string, number> = {};
   for (const name of portNames) {
     const flag = values[`${name}-port` as keyof typeof values];
-    if (typeof flag === 'string') portOverrides[name] = Number(flag);
+    if (typeof flag === 'string') portOverrides[name] = portFlag(`${name}-port`, flag);
   }
   const began = performance.now();
   // A signal during the start (Ctrl-C, a closing terminal) stops whatever has started, in order.
@@ -126,7 +156,7 @@ async function startCommand() {
       ports: values['free-ports']
         ? 'free'
         : values['port-base']
-          ? { base: Number(values['port-base']) }
+          ? { base: portFlag('port-base', values['port-base']) }
           : 'default',
       portOverrides,
       inMemory: values['in-memory'] ?? false,
@@ -215,5 +245,5 @@ switch (command) {
     console.log(`removed ${dataDir}`);
     break;
   default:
-    fail(`unknown command ${command}; use start, status, clock advance, functions keys, stop or reset`);
+    fail(`unknown command ${command}; ${HELP_HINT}`);
 }

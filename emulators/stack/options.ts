@@ -28,7 +28,9 @@ export const stackOptionsSchema = z.object({
 export type StackOptionsInput = z.input<typeof stackOptionsSchema>;
 export type StackOptions = z.output<typeof stackOptionsSchema>;
 
+/** The options with their defaults; throws naming each wrong one (zod's own error is a JSON dump). */
 export function parseStackOptions(input: StackOptionsInput = {}): StackOptions {
-  const options = stackOptionsSchema.parse(input);
-  return { ...options, dataDir: resolve(options.dataDir) };
+  const parsed = stackOptionsSchema.safeParse(input);
+  if (!parsed.success) throw new Error(`invalid stack options: ${z.prettifyError(parsed.error)}`);
+  return { ...parsed.data, dataDir: resolve(parsed.data.dataDir) };
 }

@@ -25,6 +25,13 @@ describe('reservePorts', () => {
     await release(['b', 'b']);
     expect(await portIsFree(ports.b as number)).toBe(true);
   });
+
+  it('refuses a base that leaves too few ports below 65536, holding none', async () => {
+    await expect(reservePorts({ a: 7070, b: 10000, c: 8081 }, { base: 65534 })).rejects.toThrow(
+      'port base 65534 is too high: the stack needs 3 ports from it; choose at most 65533 (--port-base)',
+    );
+    expect(await portIsFree(65534)).toBe(true);
+  });
 });
 
 describe('free ports', () => {

@@ -80,6 +80,11 @@ export async function reservePorts(
     throw new Error(
       `no component named ${unknown.join(', ')}; ports are for ${Object.keys(defaults).join(', ')}`,
     );
+  const count = Object.keys(defaults).length;
+  if (typeof choice === 'object' && choice.base + count - 1 > 65535)
+    throw new Error(
+      `port base ${choice.base} is too high: the stack needs ${count} ports from it; choose at most ${65536 - count} (--port-base)`,
+    );
   const ports: Record<string, number> = {};
   const held = new Map<string, Server>();
   const release = (names: string[]) =>

@@ -1,0 +1,91 @@
+/**
+ * The `taskstack` command line without a stack: its usage, and the one-line refusal (never a stack
+ * trace) of an unknown command or option, a bad value, and a contract command with nothing to run against.
+ */
+import { spawnSync } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadApps } from '../core/apps.ts';
+import { testDataDir } from '../core/testing.ts';
+import { parseStackOptions } from './options.ts';
+import { stackPorts } from './ports.ts';
+import { cli } from './test-support.ts';
+
+const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+  spawnSync(process.execPath, cli(...args), { encoding: 'utf8', env: { ...process.env, ...env } });
+const HINT = '`taskstack help` lists the commands and their options';
+
+describe('taskstack help', () => {
+  it.each([
+    ['help'],
+    ['--help'],
+    ['-h'],
+    ['start', '--help'],
+    ['clock', 'advance', '-h'],
+  ])('%s prints the usage of every command', (...args) => {
+    const { status, stdout, stderr } = run(args);
+    expect([status, stderr]).toEqual([0, '']);
+    expect(stdout).toMatch(/^usage:\n/);
+    for (const command of ['start', 'status | stop | reset', 'clock advance', 'functions keys', 'deploy'])
+      expect(stdout).toContain(`  taskstack ${command} `);
+    for (const command of ['conformance', 'scenario run', 'help'])
+      expect(stdout).toContain(`  taskstack ${command}`);
+  });
+});
+
+describe('taskstack refuses, in one line', () => {
+  const data = testDataDir();
+  afterAll(data.remove);
+  const portCount = Object.keys(stackPorts(loadApps())).length;
+  it.each([
+    [['nope'], `unknown command nope; ${HINT}`],
+    [['start', '--bogus'], `Unknown option '--bogus'; ${HINT}`],
+    [['--bogus'], `Unknown option '--bogus'; ${HINT}`],
+    [['start', '--data-dir'], `Option '--data-dir <value>' argument missing; ${HINT}`],
+    [['stop', 'now'], `unexpected argument now; ${HINT}`],
+    [['clock', 'advance', 'soon', '--days', '1'], `unexpected argument soon; ${HINT}`],
+    [['start', '--port-base', 'abc'], '--port-base must be a port number from 1 to 65535, not abc'],
+    [['start', '--port-base', '0'], '--port-base must be a port number from 1 to 65535, not 0'],
+    [['start', '--web-port', '99999'], '--web-port must be a port number from 1 to 65535, not 99999'],
+    [['start', '--blob-port', '1.5'], '--blob-port must be a port number from 1 to 65535, not 1.5'],
+    [
+      ['start', '--port-base', '65530', '--data-dir', data.dir],
+      `port base 65530 is too high: the stack needs ${portCount} ports from it; choose at most ${65536 - portCount} (--port-base)`,
+    ],
+  ])('%s', (args, line) => {
+    const { status, stdout, stderr } = run(args);
+    expect({ status, stdout, stderr }).toEqual({ status: 1, stdout: '', stderr: `taskstack: ${line}\n` });
+  });
+
+  it.each([
+    [
+      ['conformance', '--bogus'],
+      'conformance: unexpected argument --bogus; the only option is --target FILE',
+    ],
+    [
+      ['scenario', 'run', 'all', 'extra'],
+      'scenario run: unexpected argument extra; the only option is --target FILE',
+    ],
+    [
+      ['conformance'],
+      `conformance: no stack is running on ${data.dir}: start one (npm start), or name one with --target FILE`,
+    ],
+    [
+      ['scenario', 'run', 'all'],
+      `scenario run: no stack is running on ${data.dir}: start one (npm start), or name one with --target FILE`,
+    ],
+    [
+      ['conformance', '--target', `${data.dir}/none.json`],
+      `conformance: target ${data.dir}/none.json cannot be read as JSON: ENOENT: no such file or directory, open '${data.dir}/none.json'`,
+    ],
+  ])('%s: exit 2', (args, line) => {
+    const { status, stdout, stderr } = run(args, { TASKSTACK_DATA_DIR: data.dir });
+    expect({ status, stdout, stderr }).toEqual({ status: 2, stdout: '', stderr: `taskstack ${line}\n` });
+  });
+
+  it('start(): wrong options are named, each with its path', () => {
+    expect(() => parseStackOptions({ ports: { base: 70000 }, portOverrides: { web: 0 } })).toThrow(
+      'invalid stack options: ✖ Too big: expected number to be <=65535\n  → at ports.base\n' +
+        '✖ Too small: expected number to be >=1\n  → at portOverrides.web',
+    );
+  });
+});
