@@ -6,6 +6,7 @@
  * Talks to the running stack's control API; prints JSON as az does.
  */
 import { parseArgs } from 'node:util';
+import { argsRefusal } from '../core/args.ts';
 
 const USAGE =
   'usage: functions keys list [--function <name>]\n' +
@@ -20,7 +21,7 @@ export async function keysCommand(argv: string[], control: { url: string; key: s
   try {
     parsed = parse(args);
   } catch (error) {
-    throw new Error(`${(error as Error).message}\n${USAGE}`);
+    throw new Error(`${argsRefusal(error)}\n${USAGE}`);
   }
   const { verb, values } = parsed;
   const fn = values.function ?? values['function-name'];

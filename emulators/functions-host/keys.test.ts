@@ -129,6 +129,10 @@ describe('keys', () => {
       );
       await expect(keysCommand(['set'], ctl)).rejects.toThrow('--key-name is required');
       await expect(keysCommand(['frobnicate'], ctl)).rejects.toThrow('usage:');
+      // parseArgs' refusal, its first sentence only (the rest is advice about `--`).
+      await expect(keysCommand(['list', '--bogus'], ctl)).rejects.toThrow(
+        /^Unknown option '--bogus'\nusage: functions keys list/,
+      );
     });
   });
 });

@@ -10,6 +10,7 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { z } from 'zod';
 import { deployCommand } from '../../system/deploy/deploy.ts';
 import { loadApps } from '../core/apps.ts';
+import { argsRefusal } from '../core/args.ts';
 import { stopBuilding } from '../core/bundle.mjs';
 import { keysCommand } from '../functions-host/cli.ts';
 import { banner } from './banner.ts';
@@ -93,8 +94,7 @@ function parseFlags<T extends ParseArgsConfig['options']>(options: T) {
   try {
     return parseArgs({ args: rest, allowPositionals: true, options });
   } catch (error) {
-    // Its first sentence names the option; the rest is about `--`, which no command here takes.
-    fail(`${(error as Error).message.split('. ')[0]}; ${HELP_HINT}`);
+    fail(`${argsRefusal(error)}; ${HELP_HINT}`);
   }
 }
 
