@@ -1,13 +1,17 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { loadTls } from './emulators/core/ca.ts';
+import { loadSecrets } from './emulators/core/secrets.ts';
+import { loadTopology } from './emulators/core/topology.ts';
 
 // One local CA for every test's data directory, created before the test processes fork so that
-// they trust it from birth (Node reads NODE_EXTRA_CA_CERTS only at process start).
-const testCaDir = fileURLToPath(new URL('./.taskstack/test', import.meta.url));
-const { caPath } = await loadTls(testCaDir);
+// they trust it from birth (Node reads NODE_EXTRA_CA_CERTS only at process start); and one identity
+// signing key, which testDataDir copies too (keys.json here; the other keys stay per directory).
+const testSharedDir = fileURLToPath(new URL('./.taskstack/test', import.meta.url));
+const { caPath } = await loadTls(testSharedDir);
+await loadSecrets(testSharedDir, loadTopology());
 process.env.NODE_EXTRA_CA_CERTS = caPath;
-process.env.TASKSTACK_TEST_CA_DIR = testCaDir;
+process.env.TASKSTACK_TEST_SHARED_DIR = testSharedDir;
 
 const ALL = ['{emulators,system,gateway-sim,contracts,scenarios}/**/*.test.ts'];
 /**

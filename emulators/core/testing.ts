@@ -1,6 +1,6 @@
 /** Helpers for tests that start one emulator in the test's own process, on a free port. */
 import { createHash, X509Certificate } from 'node:crypto';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,12 +12,18 @@ import { loadTopology } from './topology.ts';
 
 /**
  * A fresh data directory holding the test run's CA (which the test process already trusts through
- * NODE_EXTRA_CA_CERTS, set by vitest.config.ts). Returns the path and a function that removes it.
+ * NODE_EXTRA_CA_CERTS, set by vitest.config.ts) and its identity signing key: an RSA key costs ~120 ms
+ * of CPU to make, and the suite makes ~70 data directories. Every other key is the directory's own.
+ * Returns the path and a function that removes it.
  */
 export function testDataDir(): { dir: string; remove: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'taskstack-'));
-  const shared = process.env.TASKSTACK_TEST_CA_DIR;
-  if (shared) cpSync(join(shared, 'ca'), join(dir, 'ca'), { recursive: true });
+  const shared = process.env.TASKSTACK_TEST_SHARED_DIR;
+  if (shared) {
+    cpSync(join(shared, 'ca'), join(dir, 'ca'), { recursive: true });
+    const { signingKey } = JSON.parse(readFileSync(join(shared, 'keys.json'), 'utf8'));
+    writeFileSync(join(dir, 'keys.json'), JSON.stringify({ signingKey }), { mode: 0o600 });
+  }
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
