@@ -5,9 +5,9 @@
  * any row fails. HTTPS targets with the local CA need NODE_EXTRA_CA_CERTS=<data dir>/ca/ca.pem.
  */
 import { formatTable, runTable } from './table.ts';
-import { commandLineTarget } from './target.ts';
+import { targetOrExit } from './target.ts';
 
-const { file, target } = commandLineTarget('conformance', process.argv.slice(2), process.env);
+const { file, target } = targetOrExit('conformance', process.argv.slice(2), process.env);
 const results = await runTable(target);
 console.log(formatTable(results));
 const count = (outcome: string) => results.filter((result) => result.outcome === outcome).length;

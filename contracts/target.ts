@@ -72,25 +72,29 @@ export function readTarget(file: string): Target {
 /**
  * The target of a command run against a stack (`taskstack conformance`, `taskstack scenario run`), from
  * its options `argv`: the file --target or TASKSTACK_TARGET_FILE names, else the local stack's
- * stack.json. Anything else in `argv`, or no target to read, ends the process with one line (exit 2).
+ * stack.json. Throws one line for the user when `argv` holds anything else or there is no target to read.
  */
-export function commandLineTarget(command: string, argv: readonly string[], env: NodeJS.ProcessEnv) {
-  const refuse = (message: string): never => {
-    console.error(`taskstack ${command}: ${message}`);
-    process.exit(2);
-  };
+export function commandLineTarget(argv: readonly string[], env: NodeJS.ProcessEnv) {
+  const unexpected = argv.find((arg, i) => arg !== '--target' && argv[i - 1] !== '--target');
+  if (unexpected !== undefined)
+    throw new Error(`unexpected argument ${unexpected}; the only option is --target FILE`);
+  const named = targetFileFrom(argv, env);
+  const { dataDir } = parseStackOptions({ dataDir: env.TASKSTACK_DATA_DIR });
+  if (!named && !runningStack(dataDir))
+    throw new Error(
+      `no stack is running on ${dataDir}: start one (npm start), or name one with --target FILE`,
+    );
+  const file = named ?? stackFilePath(dataDir);
+  return { file, target: readTarget(file) };
+}
+
+/** commandLineTarget for `taskstack <command>`: its refusal ends the process, in one line (exit 2). */
+export function targetOrExit(command: string, argv: readonly string[], env: NodeJS.ProcessEnv) {
   try {
-    const unexpected = argv.find((arg, i) => arg !== '--target' && argv[i - 1] !== '--target');
-    if (unexpected !== undefined)
-      refuse(`unexpected argument ${unexpected}; the only option is --target FILE`);
-    const named = targetFileFrom(argv, env);
-    const { dataDir } = parseStackOptions();
-    if (!named && !runningStack(dataDir))
-      refuse(`no stack is running on ${dataDir}: start one (npm start), or name one with --target FILE`);
-    const file = named ?? stackFilePath(dataDir);
-    return { file, target: readTarget(file) };
+    return commandLineTarget(argv, env);
   } catch (error) {
-    return refuse((error as Error).message);
+    console.error(`taskstack ${command}: ${(error as Error).message}`);
+    return process.exit(2);
   }
 }
 

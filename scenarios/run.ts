@@ -3,7 +3,7 @@
  * file named by --target or TASKSTACK_TARGET_FILE, else the local stack.json), printing each step and a
  * result table; exits 1 when one fails. Scenarios needing what the target lacks are skipped, with why.
  */
-import { commandLineTarget, missing } from '../contracts/target.ts';
+import { missing, targetOrExit } from '../contracts/target.ts';
 import { SCENARIOS } from './scenarios.ts';
 
 const args = process.argv.slice(2);
@@ -13,7 +13,7 @@ if (chosen.length === 0) {
   console.error(`no scenario ${which}; choose all or one of: ${SCENARIOS.map((s) => s.name).join(', ')}`);
   process.exit(2);
 }
-const { target } = commandLineTarget('scenario run', args.slice(1), process.env);
+const { target } = targetOrExit('scenario run', args.slice(1), process.env);
 const results: [string, string, string][] = [];
 for (const scenario of chosen) {
   const lacking = missing(target, scenario.needs);

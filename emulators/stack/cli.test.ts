@@ -3,7 +3,9 @@
  * trace) of an unknown command or option, a bad value, and a contract command with nothing to run against.
  */
 import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { commandLineTarget } from '../../contracts/target.ts';
 import { loadApps } from '../core/apps.ts';
 import { testDataDir } from '../core/testing.ts';
 import { parseStackOptions } from './options.ts';
@@ -59,28 +61,36 @@ describe('taskstack refuses, in one line', () => {
 
   it.each([
     [
-      ['conformance', '--bogus'],
-      'conformance: unexpected argument --bogus; the only option is --target FILE',
-    ],
-    [
-      ['scenario', 'run', 'all', 'extra'],
-      'scenario run: unexpected argument extra; the only option is --target FILE',
-    ],
-    [
       ['conformance'],
-      `conformance: no stack is running on ${data.dir}: start one (npm start), or name one with --target FILE`,
+      `no stack is running on ${data.dir}: start one (npm start), or name one with --target FILE`,
     ],
-    [
-      ['scenario', 'run', 'all'],
-      `scenario run: no stack is running on ${data.dir}: start one (npm start), or name one with --target FILE`,
-    ],
-    [
-      ['conformance', '--target', `${data.dir}/none.json`],
-      `conformance: target ${data.dir}/none.json cannot be read as JSON: ENOENT: no such file or directory, open '${data.dir}/none.json'`,
-    ],
+    [['scenario', 'run', 'all', 'extra'], 'unexpected argument extra; the only option is --target FILE'],
   ])('%s: exit 2', (args, line) => {
     const { status, stdout, stderr } = run(args, { TASKSTACK_DATA_DIR: data.dir });
-    expect({ status, stdout, stderr }).toEqual({ status: 2, stdout: '', stderr: `taskstack ${line}\n` });
+    const command = args[0] === 'scenario' ? 'scenario run' : 'conformance';
+    expect({ status, stdout, stderr }).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: `taskstack ${command}: ${line}\n`,
+    });
+  });
+
+  it('conformance and scenario run: what they take besides a target, and a target they cannot read', () => {
+    const env = { TASKSTACK_DATA_DIR: data.dir };
+    expect(() => commandLineTarget(['--bogus'], env)).toThrow(
+      'unexpected argument --bogus; the only option is --target FILE',
+    );
+    expect(() => commandLineTarget(['--target', 'a.json', 'b.json'], env)).toThrow(
+      'unexpected argument b.json; the only option is --target FILE',
+    );
+    expect(() => commandLineTarget(['--target'], env)).toThrow(
+      '--target needs a file: a stack.json-shaped description of the target',
+    );
+    const none = join(data.dir, 'none.json');
+    expect(() => commandLineTarget(['--target', none], env)).toThrow(
+      `target ${none} cannot be read as JSON: ENOENT: no such file or directory, open '${none}'`,
+    );
+    expect(() => commandLineTarget([], env)).toThrow(`no stack is running on ${data.dir}`);
   });
 
   it('start(): wrong options are named, each with its path', () => {
