@@ -30,8 +30,8 @@ const USAGE = `usage:
                   [--encryption-key TEXT] [--components blob,cosmos,…]
   taskstack status | stop | reset [--data-dir DIR]
   taskstack clock advance [--days N] [--hours N] [--minutes N] [--seconds N] [--data-dir DIR]
-  taskstack functions keys list|set|renew …    (see emulators/functions-host/cli.ts)
-  taskstack deploy --resource-group RG [--dry-run]   (see system/deploy/README.md)
+  taskstack functions keys list|set|renew …          function keys, as az functionapp keys (README.md)
+  taskstack deploy --resource-group RG [--environment dev|prod] [--dry-run]   (system/deploy/README.md)
   taskstack conformance [--target FILE]              the documented-status table (contracts/)
   taskstack scenario run <name|all> [--target FILE]  the end-to-end flows (scenarios/)
   taskstack help
