@@ -16,13 +16,18 @@ const absent = (name: string) => fileURLToPath(new URL(`./absent/${name}.cjs`, i
  * metadata in LokiJS; Application Insights, as its telemetry is off; tough-cookie, the cookie jar of an
  * HTTP client Azurite never makes. Loading them cost ~220 ms of CPU and ~30 MB.
  */
-const bundledRunner = () =>
+const bundledRunner = (onBuild: () => void) =>
   bundle(runner, {
     packages: 'bundle',
     alias: Object.fromEntries(
       ['sequelize', 'applicationinsights', 'tough-cookie'].map((name) => [name, absent(name)]),
     ),
+    onBuild,
   });
+
+/** What the blob component says when Azurite must be bundled first (~2 s; at most once a change). */
+export const BUILDING_AZURITE =
+  'bundling Azurite (the first start since its packages changed takes a few seconds more)…';
 
 /** The connection string apps are given for the account (the form Azure's portal shows, plus BlobEndpoint). */
 export function blobConnectionString(blobEndpoint: string, accountKey: string): string {
@@ -60,7 +65,7 @@ export async function startAzurite(options: AzuriteOptions): Promise<{ child: Ch
     '--silent',
     ...(options.location ? ['--location', options.location] : ['--inMemoryPersistence']),
   ];
-  const main = await bundledRunner();
+  const main = await bundledRunner(() => options.onLine(BUILDING_AZURITE));
   // A build of the runner (after a source or package change) leaves esbuild's service running here.
   await stopBuilding();
   const trust = openSslTrust(process.env);

@@ -1,7 +1,12 @@
 /** Types of bundle.mjs (plain JavaScript, since it runs before anything is compiled). */
 export declare function bundle(
   entry: string,
-  options?: { packages?: 'external' | 'bundle'; external?: string[]; alias?: Record<string, string> },
+  options?: {
+    packages?: 'external' | 'bundle';
+    external?: string[];
+    alias?: Record<string, string>;
+    onBuild?: () => void;
+  },
 ): Promise<string>;
 export declare function importTypeScript(entry: string): Promise<Record<string, unknown>>;
 export declare function bundleInputs(entry: string, packages?: 'external' | 'bundle'): string[];
@@ -9,6 +14,7 @@ export declare function bundleEntries(
   name: string,
   dir: string,
   entries: Record<string, string>,
+  onBuild?: () => void,
 ): Promise<Record<string, string>>;
 export declare function importModule(specifier: string): Promise<Record<string, unknown>>;
 export declare function saveCodeCache(): void;

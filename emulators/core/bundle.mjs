@@ -95,7 +95,7 @@ const building = new Map();
  * unless a fresh build exists; answers their paths by output name.
  * @param {string} name
  * @param {Record<string, string>} entryPoints
- * @param {{ commonJs: boolean, packages: 'external' | 'bundle', external: string[], alias?: Record<string, string>, entries?: Record<string, string>, dir?: string }} options
+ * @param {{ commonJs: boolean, packages: 'external' | 'bundle', external: string[], alias?: Record<string, string>, entries?: Record<string, string>, dir?: string, onBuild?: () => void }} options
  * @returns {Promise<Record<string, string>>}
  */
 function build(name, entryPoints, options) {
@@ -105,7 +105,11 @@ function build(name, entryPoints, options) {
 }
 
 /** @param {string} name @param {Record<string, string>} entryPoints @param {Parameters<typeof build>[2]} options */
-async function buildNow(name, entryPoints, { commonJs, packages, external, alias, entries, dir = root }) {
+async function buildNow(
+  name,
+  entryPoints,
+  { commonJs, packages, external, alias, entries, dir = root, onBuild },
+) {
   const extension = commonJs ? '.cjs' : '.mjs';
   const pointer = join(bundlesDir, `${name}.json`);
   const contentsHash = createHash('sha256')
@@ -113,6 +117,7 @@ async function buildNow(name, entryPoints, { commonJs, packages, external, alias
     .digest('hex');
   const existing = freshBuild(pointer, contentsHash);
   if (existing) return useBuild(existing);
+  onBuild?.();
   // Each build gets a folder of its own: a process may still be loading chunks of the previous one.
   const outdir = join(bundlesDir, name, `${Date.now()}-${process.pid}`);
   const esbuild = await importModule('esbuild');
@@ -247,17 +252,18 @@ function useBuild(mains) {
  * first used (the launcher never loads the emulators' own code, nor their packages); a `.cjs` entry
  * gives one CommonJS file. With `packages: 'bundle'` the packages it imports are bundled too, but for
  * `external` ones (optional dependencies that are not installed), and with each package named in
- * `alias` replaced by the module given for it.
+ * `alias` replaced by the module given for it. `onBuild` is called when a build starts (none is needed
+ * while the bundle is fresh), for whoever waits to be told why this start takes longer.
  * @param {string} entry
- * @param {{ packages?: 'external' | 'bundle', external?: string[], alias?: Record<string, string> }} [options]
+ * @param {{ packages?: 'external' | 'bundle', external?: string[], alias?: Record<string, string>, onBuild?: () => void }} [options]
  * @returns {Promise<string>} the path of the bundle's main module
  */
-export async function bundle(entry, { packages = 'external', external = [], alias } = {}) {
+export async function bundle(entry, { packages = 'external', external = [], alias, onBuild } = {}) {
   const commonJs = entry.endsWith('.cjs');
   const { main } = await build(
     bundleName(entry, packages),
     { main: entry },
-    { commonJs, packages, external, alias },
+    { commonJs, packages, external, alias, onBuild },
   );
   return /** @type {string} */ (main);
 }
@@ -266,15 +272,23 @@ export async function bundle(entry, { packages = 'external', external = [], alia
  * One CommonJS file per entry of `entries` (output name → the text of a TypeScript module, resolving
  * its imports from folder `dir`), with the packages they import, made in one build named `name` (the
  * modules they share are read once). CommonJS, so that Node can run each from V8's code cache
- * (run-cached.cjs); rebuilt when a source or an entry's text changed.
+ * (run-cached.cjs); rebuilt when a source or an entry's text changed. `onBuild` as for `bundle`.
  * @param {string} name
  * @param {string} dir
  * @param {Record<string, string>} entries
+ * @param {() => void} [onBuild]
  * @returns {Promise<Record<string, string>>} the path of each output by name
  */
-export function bundleEntries(name, dir, entries) {
+export function bundleEntries(name, dir, entries, onBuild) {
   const entryPoints = Object.fromEntries(Object.keys(entries).map((output) => [output, `virtual:${output}`]));
-  return build(name, entryPoints, { commonJs: true, packages: 'bundle', external: [], entries, dir });
+  return build(name, entryPoints, {
+    commonJs: true,
+    packages: 'bundle',
+    external: [],
+    entries,
+    dir,
+    onBuild,
+  });
 }
 
 /**

@@ -1,5 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -28,6 +37,20 @@ export async function report() {
 }
 
 describe('bundle', () => {
+  it('calls onBuild when it must build, not while the bundle is fresh', async () => {
+    const source = probe('announced');
+    let builds = 0;
+    const onBuild = () => builds++;
+    await bundle(source, { onBuild });
+    await bundle(source, { onBuild });
+    expect(builds).toBe(1);
+    // A source changed since the build (its mtime moved past the bundle's): built again, and said so.
+    const later = new Date(Date.now() + 2000);
+    utimesSync(source, later, later);
+    await bundle(source, { onBuild });
+    expect(builds).toBe(2);
+  });
+
   for (const packages of ['external', 'bundle'] as const)
     it(`keeps each module's own import.meta.url and never bundles esbuild (packages: ${packages})`, async () => {
       const source = probe(packages);

@@ -25,8 +25,9 @@ const runCached = fileURLToPath(new URL('../core/run-cached.cjs', import.meta.ur
  * into one CommonJS file, run on bare Node from V8's code cache (run-cached.cjs). A TypeScript loader
  * would cost each process ~35 MB and half a second, loading a package's hundreds of files one by one
  * most of a component's start, and compiling its bundle without the cache about twice as much.
+ * `onBuild` is called when the bundle must be made first.
  */
-export async function componentEntry(emulator: string): Promise<ComponentEntry> {
+export async function componentEntry(emulator: string, onBuild?: () => void): Promise<ComponentEntry> {
   const entries = Object.fromEntries(
     [...Object.keys(services), ...Object.keys(hosts)].map((name) => [
       name,
@@ -35,7 +36,7 @@ import { serveComponent } from ${JSON.stringify(childSource)};
 serveComponent(emulator);`,
     ]),
   );
-  const mains = await bundleEntries('emulators__stack__components', dirname(childSource), entries);
+  const mains = await bundleEntries('emulators__stack__components', dirname(childSource), entries, onBuild);
   const main = mains[emulator];
   if (!main) throw new Error(`unknown emulator ${emulator}`);
   return { path: runCached, args: [main] };

@@ -21,6 +21,10 @@ import { wire } from './wiring.ts';
 
 export type { Stack };
 
+/** What the console says when a start must bundle the components first (seconds; at most once a change). */
+export const BUILDING_COMPONENTS =
+  'bundling the components (the first start since their code changed takes a few seconds more)…';
+
 /**
  * Starts every component, waits until each is healthy, writes stack.json and returns the running stack.
  * Once `signal` aborts (a Ctrl-C during the start), whatever has started is stopped and the start
@@ -76,10 +80,12 @@ export async function start(
       `${clockPath}: ${history.problem}; kept the ${history.shifts.length} shift(s) before it`,
     );
   const env = { ...process.env, NODE_EXTRA_CA_CERTS: tls.caPath };
-  // Each emulator's bundle, made now if a source changed (web apps A and B run the same one).
+  // Each emulator's bundle, made now if a source changed (web apps A and B run the same one). A build
+  // takes seconds, so the console says why this start is slower.
   const emulators = [...new Set(plans.map((plan) => plan.emulator))];
+  const announce = () => out.line('stack', BUILDING_COMPONENTS);
   const entries = new Map(
-    await Promise.all(emulators.map(async (name) => [name, await componentEntry(name)] as const))
+    await Promise.all(emulators.map(async (name) => [name, await componentEntry(name, announce)] as const))
       .then((built) => {
         // A first build takes seconds: a Ctrl-C meanwhile ends the start before anything is forked.
         if (signal?.aborted) throw new StartInterrupted();
