@@ -12,7 +12,7 @@
  */
 import type { Settings } from '../connections.ts';
 import type { BindingInfo, RpcTypedData } from '../core-api.ts';
-import { typedDataBytes } from './outputs.ts';
+import { typedDataBytes } from './data.ts';
 
 /** Event Grid's documented limit for a request (and for each event of it). */
 const MAX_REQUEST_BYTES = 1_048_576;

@@ -9,8 +9,8 @@ import { blobService, cosmosClient, isNotFound, type Settings } from '../connect
 import type { BindingInfo, RegisteredFunction, RpcParameterBinding, RpcTypedData } from '../core-api.ts';
 import { perFunction } from '../host.ts';
 import type { InputReader } from '../invoke.ts';
+import { splitBlobPath } from './data.ts';
 import { resolveExpression, sqlQuery } from './expressions.ts';
-import { splitBlobPath } from './outputs.ts';
 
 /** Input binding types this host reads (lower case). */
 export const INPUT_TYPES = ['blob', 'cosmosdb'];

@@ -8,32 +8,15 @@ import { blobService, type Settings } from '../connections.ts';
 import type { BindingInfo, RegisteredFunction, RpcInvocationResponse, RpcTypedData } from '../core-api.ts';
 import { perFunction } from '../host.ts';
 import type { OutputWriter } from '../invoke.ts';
+import { splitBlobPath, typedDataBytes } from './data.ts';
 import { publishEvents } from './eventgrid.ts';
 import { resolveExpression } from './expressions.ts';
 import { INPUT_TYPES } from './inputs.ts';
-
-/** The bytes of a value the library converted (`toRpcTypedData`). */
-export function typedDataBytes(data: RpcTypedData): Buffer {
-  if (data.bytes) return Buffer.from(data.bytes);
-  if (data.string !== undefined && data.string !== null) return Buffer.from(data.string);
-  if (data.json !== undefined && data.json !== null) return Buffer.from(data.json);
-  if (data.int !== undefined && data.int !== null) return Buffer.from(String(data.int));
-  if (data.double !== undefined && data.double !== null) return Buffer.from(String(data.double));
-  throw new Error('unsupported output value');
-}
 
 function outputValue(name: string, response: RpcInvocationResponse): RpcTypedData | undefined {
   const data =
     name === '$return' ? response.returnValue : response.outputData?.find((o) => o.name === name)?.data;
   return data ?? undefined;
-}
-
-/** `container/path/to/blob` → its parts. */
-export function splitBlobPath(path: string): { container: string; blob: string } {
-  const slash = path.indexOf('/');
-  if (slash <= 0 || slash === path.length - 1)
-    throw new Error(`blob path "${path}" is not <container>/<blob>`);
-  return { container: path.slice(0, slash), blob: path.slice(slash + 1) };
 }
 
 const createdContainers = new Set<string>();

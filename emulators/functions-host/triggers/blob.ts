@@ -9,7 +9,7 @@
  * a second later), up to `maxDequeueCount` (5) tries, then poisoned.
  */
 import type { ContainerClient } from '@azure/storage-blob';
-import { splitBlobPath } from '../bindings/outputs.ts';
+import { splitBlobPath } from '../bindings/data.ts';
 import { blobService, downloadBlob, isNotFound, resolveSettingReferences } from '../connections.ts';
 import type { RegisteredFunction, RpcTypedData } from '../core-api.ts';
 import type { Host, Listener, TriggerBinding, TriggerKind } from '../host.ts';
