@@ -1,4 +1,5 @@
 /** Small helpers for `npm run bench`: medians of repeated rounds, ratios against a baseline, a client. */
+import { readdirSync, readFileSync } from 'node:fs';
 import { Agent, type IncomingHttpHeaders, request } from 'node:http';
 
 export function median(values: number[]): number {
@@ -100,4 +101,39 @@ export function row(
   console.log(
     `${name.padEnd(48)} ${value.toFixed(value < 10 ? 2 : 0).padStart(9)} ${unit.padEnd(8)}${ratio}${goal ? `  goal ${goal}` : ''}`,
   );
+}
+
+/**
+ * Memory (MB) of the given processes and all their descendants, from /proc: RSS summed (counts the
+ * Node binary's shared pages once per process) and PSS summed (shared pages split between sharers:
+ * what the stack really occupies), and how many processes that is.
+ */
+export function treeMemoryMb(roots: number[]): { rss: number; pss: number; processes: number } {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {}
+  }
+  const inTree = new Set(roots);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, parent] of parents)
+      if (inTree.has(parent) && !inTree.has(pid)) grew = inTree.add(pid).size > 0;
+  }
+  const kb = (pid: number, file: string, field: string) =>
+    Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/${file}`, 'utf8'))?.[1] ?? 0);
+  let rss = 0;
+  let pss = 0;
+  let processes = 0;
+  for (const pid of inTree) {
+    try {
+      const [pidRss, pidPss] = [kb(pid, 'status', 'VmRSS'), kb(pid, 'smaps_rollup', 'Pss')];
+      rss += pidRss;
+      pss += pidPss;
+      processes++;
+    } catch {} // exited since the listing (a short-lived helper): it occupies nothing now
+  }
+  return { rss: rss / 1024, pss: pss / 1024, processes };
 }

@@ -12,7 +12,7 @@ import { benchBlobTrigger } from '../emulators/functions-host/blob-bench.ts';
 import { benchGateway } from '../gateway-sim/bench.ts';
 import { benchManageTask } from '../system/functions/bench.ts';
 import { benchWebApp } from '../system/web/bench.ts';
-import { bareHttpsRequestsPerSec } from './baseline.ts';
+import { bareHttpsRequestsPerSec, bareNodeProcesses, bareRoundTripsPerSec } from './baseline.ts';
 import { partSeconds, row, timed } from './measure.ts';
 import { benchStack, FOUNDATION } from './stack.ts';
 
@@ -22,33 +22,58 @@ console.log(`taskstack benchmarks — node ${process.version}, ${cpus().length} 
 // Issue 13's table first, row by row, each with its goal.
 const stack = await benchStack();
 const azurite = { name: 'Azurite alone', value: stack.azuriteMs };
+// The floor of every memory row: as many idle bare Node processes as the stack has (they share the Node
+// binary's pages among themselves as the stack's processes do), and one of them for a single process.
+const bareNode = await timed('bare Node processes', async () => ({
+  stack: await bareNodeProcesses(stack.memory.processes),
+  foundation: await bareNodeProcesses(stack.foundationMemory.processes),
+}));
+const barePss = { name: `${stack.memory.processes} bare Node processes`, value: bareNode.stack.pss };
+const bareRss = { name: `${stack.memory.processes} bare Node processes`, value: bareNode.stack.rss };
+const oneBareRss = { name: 'a bare Node process', value: bareNode.stack.rss / stack.memory.processes };
 row('`npm start` (fresh data dir) to stack.json', stack.userStartMs, 'ms', '<= 2000', azurite);
 row('every component start to ready', stack.startMs, 'ms', '<= 1500', azurite);
 row(`  only ${FOUNDATION.join(', ')}`, stack.foundationStartMs, 'ms', '< 2000', azurite);
 const host = await timed('functions host', () =>
   benchFunctionsHost({ appDir: join(repositoryRoot, loadApps().functions?.folder ?? '') }),
 );
-row('functions host start to ready (system app)', host.startMs, 'ms', '<= 400');
-row('  of which the app loading its modules', host.appLoadMs, 'ms');
-row('memory of the whole stack after start (at ready): PSS', stack.memory.pss, 'MB', '<= 300');
-row('  the same, RSS summed over processes', stack.memory.rss, 'MB');
+row('functions host start to ready (system app)', host.startMs, 'ms', '<= 400', azurite);
+row('  of which the app loading its modules', host.appLoadMs, 'ms', undefined, {
+  name: 'the host start',
+  value: host.startMs,
+});
+row('memory of the whole stack after start (at ready): PSS', stack.memory.pss, 'MB', '<= 300', barePss);
+row('  the same, RSS summed over processes', stack.memory.rss, 'MB', undefined, bareRss);
 if (stack.memorySettled)
-  row('  PSS settled: 20 s after ready, its start collected', stack.memorySettled.pss, 'MB', '<= 300');
+  row(
+    '  PSS settled: 20 s after ready, its start collected',
+    stack.memorySettled.pss,
+    'MB',
+    '<= 300',
+    barePss,
+  );
 if (stack.afterLoad) {
-  row('  after 5,000 createtask + managetask: PSS', stack.afterLoad.warm.pss, 'MB');
+  row('  after 5,000 createtask + managetask: PSS', stack.afterLoad.warm.pss, 'MB', undefined, barePss);
   row('  after 10,000 createtask + managetask: PSS', stack.afterLoad.end.pss, 'MB', '<= 450, flat', {
     name: 'after 5,000',
     value: stack.afterLoad.warm.pss,
   });
-  row('  the same, RSS summed over processes', stack.afterLoad.end.rss, 'MB');
+  row('  the same, RSS summed over processes', stack.afterLoad.end.rss, 'MB', undefined, bareRss);
 }
-row(`memory after start, only ${FOUNDATION.join(', ')}: PSS`, stack.foundationMemory.pss, 'MB');
+row(`memory after start, only ${FOUNDATION.join(', ')}: PSS`, stack.foundationMemory.pss, 'MB', undefined, {
+  name: `${stack.foundationMemory.processes} bare Node processes`,
+  value: bareNode.foundation.pss,
+});
 row('trivial HTTP function via the host', host.requestsPerSec, '/s', '>= 0.6×', {
   name: 'bare node:http',
   value: host.bareRequestsPerSec,
 });
 const manageTask = await timed('managetask', benchManageTask);
-row('POST-then-GET managetask round trips', manageTask.roundTripsPerSec, '/s', '>= 400');
+const bareRoundTrips = await timed('bare node:http round trips', () => bareRoundTripsPerSec(8));
+row('POST-then-GET managetask round trips', manageTask.roundTripsPerSec, '/s', '>= 400', {
+  name: 'bare node:http',
+  value: bareRoundTrips,
+});
 console.log(`  where the time goes: ${JSON.stringify(manageTask.breakdown)}`);
 const bare = {
   name: 'bare node:https',
@@ -65,20 +90,26 @@ row('blob trigger (10,000 blobs in tasks)', blobs.blobsPerSec, 'blobs/s', '>= 30
   name: 'upload rate',
   value: blobs.uploadsPerSec,
 });
-row('  blobs run when the bench stopped waiting (of 10,000)', blobs.ran, 'blobs');
+row('  blobs run when the bench stopped waiting (of 10,000)', blobs.ran, 'blobs', undefined, {
+  name: 'uploaded',
+  value: 10_000,
+});
 row(
   '  CPU of Azurite + host once caught up (the 20 s after the last blob ran)',
   blobs.idleCpuPercentAfter,
   '%',
   '~0',
 );
-row('  RSS after: Azurite', blobs.azuriteRssMb, 'MB');
-row('  RSS after: functions host', blobs.hostRssMb, 'MB');
+row('  RSS after: Azurite', blobs.azuriteRssMb, 'MB', undefined, oneBareRss);
+row('  RSS after: functions host', blobs.hostRssMb, 'MB', undefined, oneBareRss);
 
 // The other issues' rows.
 const eventHubs = await timed('Event Hubs', () => benchEventHubs());
 row('Event Hubs events sent (batches of 250)', eventHubs.sendEventsPerSec, '/s');
-row('Event Hubs events received', eventHubs.receiveEventsPerSec, '/s');
+row('Event Hubs events received', eventHubs.receiveEventsPerSec, '/s', undefined, {
+  name: 'sent',
+  value: eventHubs.sendEventsPerSec,
+});
 
 const web = await timed('web apps', benchWebApp);
 row('web app A: GET /api/tasks (20 tasks)', web.webGetPerSec, '/s', '>= 0.8×', {
@@ -90,16 +121,19 @@ row('web app A: POST /api/tasks', web.webPostPerSec, '/s', '>= 0.8×', {
   value: web.barePostPerSec,
 });
 row('web Create → ProcessTaskEvents log line', web.createToLogMs, 'ms', '<= 100');
-row('RSS of web app A after ~12,000 requests', web.webRssMb, 'MB', '<= 90');
-row('RSS of web app B (idle)', web.webBRssMb, 'MB', '<= 90');
+row('RSS of web app A after ~12,000 requests', web.webRssMb, 'MB', '<= 90', oneBareRss);
+row('RSS of web app B (idle)', web.webBRssMb, 'MB', '<= 90', oneBareRss);
 
 const gateway = await timed('gateway', benchGateway);
-row('gateway: added median latency (managetask)', gateway.addedMedianMs, 'ms', '<= 1');
+row('gateway: added median latency (managetask)', gateway.addedMedianMs, 'ms', '<= 1', {
+  name: 'the direct median',
+  value: gateway.directMedianMs,
+});
 row('gateway: POST /functions/managetask', gateway.gatewayPerSec, '/s', '>= 0.8×', {
   name: 'direct to the backend',
   value: gateway.directPerSec,
 });
-row('gateway RSS after > 10,000 requests', gateway.gatewayRssMb, 'MB', '<= 90');
+row('gateway RSS after > 10,000 requests', gateway.gatewayRssMb, 'MB', '<= 90', oneBareRss);
 
 row('`npm run bench` itself', (performance.now() - benchBegan) / 1000, 's', '<= 120');
 console.log(`  its parts: ${partSeconds.map(([part, s]) => `${part} ${s.toFixed(0)} s`).join(', ')}`);

@@ -1,44 +1,11 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import { testDataDir } from '../emulators/core/testing.ts';
 import { start } from '../emulators/stack/launcher.ts';
-import { httpClient, median, rounds, throughput, timed } from './measure.ts';
-
-/**
- * Memory (MB) of the given processes and all their descendants, from /proc: RSS summed (counts the
- * Node binary's shared pages once per process) and PSS summed (shared pages split between sharers:
- * what the stack really occupies).
- */
-function treeMemoryMb(roots: number[]): { rss: number; pss: number } {
-  const parents = new Map<number, number>();
-  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {}
-  }
-  const inTree = new Set(roots);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const [pid, parent] of parents)
-      if (inTree.has(parent) && !inTree.has(pid)) grew = inTree.add(pid).size > 0;
-  }
-  const kb = (pid: number, file: string, field: string) =>
-    Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/${file}`, 'utf8'))?.[1] ?? 0);
-  let rss = 0;
-  let pss = 0;
-  for (const pid of inTree) {
-    try {
-      const [pidRss, pidPss] = [kb(pid, 'status', 'VmRSS'), kb(pid, 'smaps_rollup', 'Pss')];
-      rss += pidRss;
-      pss += pidPss;
-    } catch {} // exited since the listing (a short-lived helper): it occupies nothing now
-  }
-  return { rss: rss / 1024, pss: pss / 1024 };
-}
+import { httpClient, median, rounds, throughput, timed, treeMemoryMb } from './measure.ts';
 
 /** Baseline: Azurite's blob service alone, from spawn to listening (the slowest single part). */
 function azuriteAloneMs(): Promise<number> {
