@@ -1,6 +1,9 @@
 import { type StackDescription, stackFilePath } from './stackfile.ts';
 
-/** The ready banner: every address and key a developer needs, and where the rest is written down. */
+/**
+ * The ready banner: every address a developer needs, and where the keys are written down. No key is
+ * printed: a console is often kept as a log (CI, `npm start > file`), and keys are never logged.
+ */
 export function banner(stack: StackDescription, startMs: number): string {
   const rows: [string, string | undefined][] = [
     ['Functions (baseUrl)', stack.baseUrl],
@@ -16,13 +19,11 @@ export function banner(stack: StackDescription, startMs: number): string {
     ['Key Vault', stack.endpoints.keyvault?.vault],
     ['Event Hubs', stack.endpoints.eventhubs?.amqp],
     ['Control API', stack.controlUrl],
-    ['function key', stack.functionKey],
-    ['master key', stack.masterKey],
-    ['subscription key', stack.subscriptionKey],
     ...(stack.testUsers ?? []).map((user): [string, string] => [
       'test user',
       `${user.userPrincipalName} (password in stack.json)`,
     ]),
+    ['keys', 'in stack.json (functionKey, masterKey, subscriptionKey)'],
     ['stack.json', stackFilePath(stack.dataDir)],
   ];
   const shown = rows.filter((row): row is [string, string] => row[1] !== undefined);

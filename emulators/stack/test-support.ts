@@ -26,6 +26,24 @@ export const portsOf = (endpoints: Record<string, Record<string, string>>) =>
 
 export { accepts } from '../core/http.ts';
 
+/**
+ * Every secret value of a data directory's keys.json: all its texts but identifiers (tenant, client,
+ * principal and object ids, the signing key's id) and the signing key's public half.
+ */
+export function secretsOf(dataDir: string): string[] {
+  const notSecret = /(Id|^kid|^n|^e|^kty|^alg|^use)$/;
+  const texts = (value: unknown, name: string): string[] => {
+    if (typeof value === 'string') return notSecret.test(name) ? [] : [value];
+    if (value === null || typeof value !== 'object') return [];
+    return Object.entries(value).flatMap(([key, inner]) => texts(inner, key));
+  };
+  return texts(JSON.parse(readFileSync(join(dataDir, 'keys.json'), 'utf8')), '');
+}
+
+/** The text of every log file of a data directory. */
+export const logsOf = (dataDir: string) =>
+  readdirSync(join(dataDir, 'logs')).map((name) => readFileSync(join(dataDir, 'logs', name), 'utf8'));
+
 export const alive = (pid: number | undefined) => pid !== undefined && processAlive(pid);
 
 /** Every process below `pid` (children, grandchildren …), read from /proc. */
