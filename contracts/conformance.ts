@@ -2,7 +2,8 @@
  * `npx tsx contracts/conformance.ts [--target FILE]`: the documented-status table against a running
  * stack — the file named by --target or TASKSTACK_TARGET_FILE, else the local stack's stack.json
  * (`npm start`, data directory TASKSTACK_DATA_DIR or .taskstack). Prints one line per row; exits 1 when
- * any row fails. HTTPS targets with the local CA need NODE_EXTRA_CA_CERTS=<data dir>/ca/ca.pem.
+ * any row fails. Run directly, HTTPS targets with a local CA need NODE_EXTRA_CA_CERTS=<data dir>/ca/ca.pem;
+ * `taskstack conformance` sets it from the target's data directory (trustOf, target.ts).
  */
 import { formatTable, runTable } from './table.ts';
 import { targetOrExit } from './target.ts';

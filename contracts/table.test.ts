@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDataDir } from '../emulators/core/testing.ts';
 import type { Stack } from '../emulators/stack/launcher.ts';
 import { stackFilePath } from '../emulators/stack/stackfile.ts';
+import { runCli } from '../emulators/stack/test-support.ts';
 import { startEmbeddedTarget } from './embedded.ts';
 import { type Memo, ROWS } from './rows.ts';
 import { formatTable, type RowResult, runRow, skipReason } from './table.ts';
@@ -80,6 +81,18 @@ describe(`the documented-status table against ${targetFile ?? 'the embedded stac
       }
       expect(lines.filter((text) => text.startsWith('PASS')).length).toBe(ROWS.length - gatewayRows.length);
       expect(run.stdout).toContain(`0 failed, ${gatewayRows.length} skipped`);
+    },
+  );
+
+  it.skipIf(fileTarget)(
+    'taskstack conformance, as a new user runs it (no NODE_EXTRA_CA_CERTS): the HTTPS rows trust the stack’s own CA',
+    async () => {
+      const { NODE_EXTRA_CA_CERTS: _, ...env } = process.env;
+      // Not spawnSync: this process hosts the stack, whose control API the gateway rows call.
+      const run = await runCli(['conformance'], { ...env, [TARGET_ENV]: '', TASKSTACK_DATA_DIR: data.dir });
+      expect(run.stderr).toBe('');
+      expect(run.stdout).toContain(`${ROWS.length} passed, 0 failed, 0 skipped`);
+      expect(run.status).toBe(0);
     },
   );
 });

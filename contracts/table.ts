@@ -1,6 +1,6 @@
 /** Runs the documented-status table against a target and prints it with pass/fail/skip per row. */
 import { type Memo, ROWS, type Row } from './rows.ts';
-import { advanceClock, missing, type Target } from './target.ts';
+import { advanceClock, missing, reasonOf, type Target } from './target.ts';
 import { answerOf, problemsWith } from './validate.ts';
 
 export interface RowResult {
@@ -42,7 +42,7 @@ export async function runRow(row: Row, target: Target, memo: Memo): Promise<RowR
       row.remember?.(answer.body, memo);
     }
   } catch (error) {
-    problems.push((error as Error).message);
+    problems.push(reasonOf(error));
   }
   return { row, outcome: problems.length ? 'fail' : 'pass', detail: problems.join('; ') };
 }

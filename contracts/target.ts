@@ -3,7 +3,8 @@
  * `--target FILE` / TASKSTACK_TARGET_FILE naming one for a stack running elsewhere (docker-compose,
  * Azure). A field a target lacks skips exactly the checks that need it.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { caFile } from '../emulators/core/ca.ts';
 import { CONTROL_KEY_HEADER } from '../emulators/stack/control.ts';
 import { parseStackOptions } from '../emulators/stack/options.ts';
 import { runningStack, stackFilePath } from '../emulators/stack/stackfile.ts';
@@ -86,6 +87,30 @@ export function commandLineTarget(argv: readonly string[], env: NodeJS.ProcessEn
     );
   const file = named ?? stackFilePath(dataDir);
   return { file, target: readTarget(file) };
+}
+
+/**
+ * What a process running against the target in `file` adds to its environment: NODE_EXTRA_CA_CERTS
+ * naming the CA of the data directory a stack.json names (its HTTPS endpoints are signed by that CA;
+ * Node reads the variable only at process start). Nothing when `env` already names a CA or the target
+ * names no data directory with one (a stack in Azure).
+ */
+export function trustOf(file: string, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (env.NODE_EXTRA_CA_CERTS) return {};
+  const { dataDir } = JSON.parse(readFileSync(file, 'utf8')) as { dataDir?: unknown };
+  const ca = typeof dataDir === 'string' ? caFile(dataDir) : undefined;
+  return ca && existsSync(ca) ? { NODE_EXTRA_CA_CERTS: ca } : {};
+}
+
+/**
+ * An error's message with its causes: fetch says only "fetch failed", its cause says why (a refused
+ * connection, a certificate it does not trust …).
+ */
+export function reasonOf(error: unknown): string {
+  const texts: string[] = [];
+  for (let at: unknown = error; at instanceof Error && texts.length < 4; at = at.cause)
+    texts.push(at.message);
+  return texts.length ? texts.join(': ') : String(error);
 }
 
 /** commandLineTarget for `taskstack <command>`: its refusal ends the process, in one line (exit 2). */

@@ -3,7 +3,7 @@
  * file named by --target or TASKSTACK_TARGET_FILE, else the local stack.json), printing each step and a
  * result table; exits 1 when one fails. Scenarios needing what the target lacks are skipped, with why.
  */
-import { missing, targetOrExit } from '../contracts/target.ts';
+import { missing, reasonOf, targetOrExit } from '../contracts/target.ts';
 import { SCENARIOS } from './scenarios.ts';
 
 const args = process.argv.slice(2);
@@ -27,7 +27,7 @@ for (const scenario of chosen) {
     await scenario.run(target, (text) => console.log(`  ${text}`));
     results.push([scenario.name, 'PASS', `${Math.round(performance.now() - began)} ms`]);
   } catch (error) {
-    results.push([scenario.name, 'FAIL', (error as Error).message]);
+    results.push([scenario.name, 'FAIL', reasonOf(error)]);
   }
 }
 const width = Math.max(...results.map(([name]) => name.length));

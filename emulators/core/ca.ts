@@ -56,6 +56,9 @@ function createCa(hosts: string[]): StoredCa {
   return { ca, caKey: pemKey(keys.privateKey), ...issueServerCert(keys.privateKey, hosts) };
 }
 
+/** The data directory's CA certificate, which HTTPS clients of its stack trust (NODE_EXTRA_CA_CERTS). */
+export const caFile = (dataDir: string) => join(dataDir, 'ca', 'ca.pem');
+
 /**
  * Returns the data directory's CA and server certificate, creating the CA once and re-issuing the
  * server certificate when it comes within a week of expiry. Private keys are written with mode 0600.
@@ -66,7 +69,7 @@ export async function loadTls(
   hosts: string[] = [],
 ): Promise<TlsMaterial & { caPath: string }> {
   const path = join(dataDir, 'ca', 'ca.json');
-  const caPath = join(dataDir, 'ca', 'ca.pem');
+  const caPath = caFile(dataDir);
   let stored = readJsonIfExists<StoredCa>(path);
   let changed = true;
   if (!stored) {

@@ -3,13 +3,14 @@
  * trace) of an unknown command or option, a bad value, and a contract command with nothing to run against.
  */
 import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { commandLineTarget } from '../../contracts/target.ts';
+import { commandLineTarget, reasonOf, trustOf } from '../../contracts/target.ts';
 import { loadApps } from '../core/apps.ts';
 import { testDataDir } from '../core/testing.ts';
 import { parseStackOptions } from './options.ts';
-import { stackPorts } from './ports.ts';
+import { freePort, stackPorts } from './ports.ts';
 import { cli } from './test-support.ts';
 
 const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
@@ -91,6 +92,33 @@ describe('taskstack refuses, in one line', () => {
       `target ${none} cannot be read as JSON: ENOENT: no such file or directory, open '${none}'`,
     );
     expect(() => commandLineTarget([], env)).toThrow(`no stack is running on ${data.dir}`);
+  });
+
+  it('conformance and scenario run trust the CA of the data directory a target names, unless one is named already', () => {
+    const write = (name: string, description: object) => {
+      const file = join(data.dir, name);
+      writeFileSync(file, JSON.stringify(description));
+      return file;
+    };
+    const local = write('local.json', { dataDir: data.dir, baseUrl: 'http://127.0.0.1:7071' });
+    const ca = join(data.dir, 'ca', 'ca.pem');
+    expect(trustOf(local, {})).toEqual({ NODE_EXTRA_CA_CERTS: ca });
+    expect(trustOf(local, { NODE_EXTRA_CA_CERTS: '/mine.pem' })).toEqual({});
+    expect(trustOf(write('azure.json', { baseUrl: 'https://x.azurewebsites.net' }), {})).toEqual({});
+    const empty = join(data.dir, 'empty');
+    mkdirSync(empty);
+    expect(trustOf(write('no-ca.json', { dataDir: empty }), {})).toEqual({});
+  });
+
+  it('a failed request says why, not only "fetch failed"', async () => {
+    const port = await freePort();
+    const refused = await fetch(`http://127.0.0.1:${port}/`).catch((error: unknown) => error);
+    expect(reasonOf(refused)).toBe(`fetch failed: connect ECONNREFUSED 127.0.0.1:${port}`);
+    const untrusted = new Error('fetch failed', {
+      cause: new Error('self-signed certificate in certificate chain'),
+    });
+    expect(reasonOf(untrusted)).toBe('fetch failed: self-signed certificate in certificate chain');
+    expect(reasonOf('text')).toBe('text');
   });
 
   it('start(): wrong options are named, each with its path', () => {

@@ -8,6 +8,7 @@ import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { z } from 'zod';
+import { targetOrExit, trustOf } from '../../contracts/target.ts';
 import { deployCommand } from '../../system/deploy/deploy.ts';
 import { loadApps } from '../core/apps.ts';
 import { argsRefusal } from '../core/args.ts';
@@ -48,19 +49,26 @@ if (['help', '--help', '-h'].includes(command) || rest.includes('--help') || res
 /** The signals that stop the stack: Ctrl-C, `taskstack stop` (and kill), a closing terminal. */
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
-/** Runs a script of the project with `args` in its own process; exits with its exit code. */
-function runScript(path: string, args: string[]): never {
+/**
+ * Runs a script of the project against a target in its own process, trusting the target stack's CA;
+ * exits with its exit code. `targetArgs`: the part of `args` naming the target.
+ */
+function runAgainstTarget(command: string, path: string, args: string[], targetArgs: string[]): never {
+  const { file } = targetOrExit(command, targetArgs, process.env);
   const script = fileURLToPath(new URL(path, import.meta.url));
-  const run = spawnSync(process.execPath, ['--import', 'tsx', script, ...args], { stdio: 'inherit' });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', script, ...args], {
+    stdio: 'inherit',
+    env: { ...process.env, ...trustOf(file, process.env) },
+  });
   process.exit(run.status ?? 1);
 }
 // Commands with flags of their own.
 if (command === 'functions') await functionsCommand(rest);
 if (command === 'deploy') await deployCommand(rest);
-if (command === 'conformance') runScript('../../contracts/conformance.ts', rest);
+if (command === 'conformance') runAgainstTarget(command, '../../contracts/conformance.ts', rest, rest);
 if (command === 'scenario') {
   if (rest[0] !== 'run') fail('usage: taskstack scenario run <name|all> [--target FILE]');
-  runScript('../../scenarios/run.ts', rest.slice(1));
+  runAgainstTarget('scenario run', '../../scenarios/run.ts', rest.slice(1), rest.slice(2));
 }
 // --<component>-port N for every service and app.
 const portNames = Object.keys(stackPorts(loadApps()));

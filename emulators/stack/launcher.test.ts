@@ -161,7 +161,7 @@ describe('the launcher', () => {
   });
 
   it('gives up on a component that keeps dying; `taskstack status` then exits non-zero until it is back', async () => {
-    const status = () => runCli('status', '--data-dir', data.dir);
+    const status = () => runCli(['status', '--data-dir', data.dir]);
     expect((await status()).status).toBe(0);
     // The budget is three restarts a minute: each is waited for (health re-checked) before the next kill.
     for (let restart = 1; restart <= 3; restart++) {
@@ -211,10 +211,10 @@ describe('the launcher', () => {
         /cannot go past 9999-12-31T23:59:59.999Z|unknown or negative duration|JSON/,
       );
     }
-    const huge = await runCli('clock', 'advance', '--days', '100000000', '--data-dir', data.dir);
+    const huge = await runCli(['clock', 'advance', '--days', '100000000', '--data-dir', data.dir]);
     expect(huge.status).toBe(1);
     expect(huge.stderr).toContain('taskstack: the stack clock cannot go past 9999-12-31T23:59:59.999Z');
-    const word = await runCli('clock', 'advance', '--days', 'many', '--data-dir', data.dir);
+    const word = await runCli(['clock', 'advance', '--days', 'many', '--data-dir', data.dir]);
     expect(word.status).toBe(1);
     expect(word.stderr).toContain('taskstack: --days must be a number ≥ 0, not many');
     expect(stack.clock.offsetMs).toBe(before);

@@ -117,11 +117,15 @@ export async function startCli(dataDir: string, ...args: string[]): Promise<CliS
   return { ...started, description: () => JSON.parse(readFileSync(stackFilePath(dataDir), 'utf8')) };
 }
 
-/** Runs a `taskstack` command to its end without blocking this process (which may host the stack). */
+/**
+ * Runs a `taskstack` command to its end without blocking this process (which may host the stack), in
+ * `env` (this process's environment by default).
+ */
 export function runCli(
-  ...args: string[]
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, cli(...args), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, cli(...args), { stdio: ['ignore', 'pipe', 'pipe'], env });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => {
