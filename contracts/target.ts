@@ -90,16 +90,13 @@ export function commandLineTarget(argv: readonly string[], env: NodeJS.ProcessEn
 }
 
 /**
- * What a process running against the target in `file` adds to its environment: NODE_EXTRA_CA_CERTS
- * naming the CA of the data directory a stack.json names (its HTTPS endpoints are signed by that CA;
- * Node reads the variable only at process start). Nothing when `env` already names a CA or the target
- * names no data directory with one (a stack in Azure).
+ * The local CA of the data directory a target file names (stack.json's dataDir), which signs its stack's
+ * HTTPS endpoints; undefined for a target naming none (a stack in Azure).
  */
-export function trustOf(file: string, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  if (env.NODE_EXTRA_CA_CERTS) return {};
+export function caOfTarget(file: string): string | undefined {
   const { dataDir } = JSON.parse(readFileSync(file, 'utf8')) as { dataDir?: unknown };
   const ca = typeof dataDir === 'string' ? caFile(dataDir) : undefined;
-  return ca && existsSync(ca) ? { NODE_EXTRA_CA_CERTS: ca } : {};
+  return ca && existsSync(ca) ? ca : undefined;
 }
 
 /**

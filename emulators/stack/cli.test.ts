@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { commandLineTarget, reasonOf, trustOf } from '../../contracts/target.ts';
+import { caOfTarget, commandLineTarget, reasonOf } from '../../contracts/target.ts';
 import { loadApps } from '../core/apps.ts';
 import { testDataDir } from '../core/testing.ts';
 import { parseStackOptions } from './options.ts';
@@ -94,20 +94,18 @@ describe('taskstack refuses, in one line', () => {
     expect(() => commandLineTarget([], env)).toThrow(`no stack is running on ${data.dir}`);
   });
 
-  it('conformance and scenario run trust the CA of the data directory a target names, unless one is named already', () => {
+  it('conformance and scenario run trust the CA of the data directory their target names', () => {
     const write = (name: string, description: object) => {
       const file = join(data.dir, name);
       writeFileSync(file, JSON.stringify(description));
       return file;
     };
     const local = write('local.json', { dataDir: data.dir, baseUrl: 'http://127.0.0.1:7071' });
-    const ca = join(data.dir, 'ca', 'ca.pem');
-    expect(trustOf(local, {})).toEqual({ NODE_EXTRA_CA_CERTS: ca });
-    expect(trustOf(local, { NODE_EXTRA_CA_CERTS: '/mine.pem' })).toEqual({});
-    expect(trustOf(write('azure.json', { baseUrl: 'https://x.azurewebsites.net' }), {})).toEqual({});
+    expect(caOfTarget(local)).toBe(join(data.dir, 'ca', 'ca.pem'));
+    expect(caOfTarget(write('azure.json', { baseUrl: 'https://x.azurewebsites.net' }))).toBeUndefined();
     const empty = join(data.dir, 'empty');
     mkdirSync(empty);
-    expect(trustOf(write('no-ca.json', { dataDir: empty }), {})).toEqual({});
+    expect(caOfTarget(write('no-ca.json', { dataDir: empty }))).toBeUndefined();
   });
 
   it('a failed request says why, not only "fetch failed"', async () => {

@@ -8,11 +8,12 @@ import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { z } from 'zod';
-import { targetOrExit, trustOf } from '../../contracts/target.ts';
+import { caOfTarget, targetOrExit } from '../../contracts/target.ts';
 import { deployCommand } from '../../system/deploy/deploy.ts';
 import { loadApps } from '../core/apps.ts';
 import { argsRefusal } from '../core/args.ts';
 import { stopBuilding } from '../core/bundle.mjs';
+import { openSslTrust } from '../core/ca.ts';
 import { keysCommand } from '../functions-host/cli.ts';
 import { banner } from './banner.ts';
 import { CONTROL_KEY_HEADER } from './control.ts';
@@ -50,16 +51,19 @@ if (['help', '--help', '-h'].includes(command) || rest.includes('--help') || res
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /**
- * Runs a script of the project against a target in its own process, trusting the target stack's CA;
- * exits with its exit code. `targetArgs`: the part of `args` naming the target.
+ * Runs a script of the project against a target in its own process; exits with its exit code.
+ * `targetArgs`: the part of `args` naming the target. The process trusts the target stack's CA as the
+ * stack's own processes do (openSslTrust), beside any NODE_EXTRA_CA_CERTS of the caller's (which many
+ * machines set to a bundle of their own, and which can name only one file).
  */
 function runAgainstTarget(command: string, path: string, args: string[], targetArgs: string[]): never {
-  const { file } = targetOrExit(command, targetArgs, process.env);
+  const ca = caOfTarget(targetOrExit(command, targetArgs, process.env).file);
+  const trust = ca ? openSslTrust({ ...process.env, NODE_EXTRA_CA_CERTS: ca }) : undefined;
+  const { NODE_EXTRA_CA_CERTS: callers } = process.env;
+  const env = trust ? { ...trust.env, ...(callers && { NODE_EXTRA_CA_CERTS: callers }) } : process.env;
   const script = fileURLToPath(new URL(path, import.meta.url));
-  const run = spawnSync(process.execPath, ['--import', 'tsx', script, ...args], {
-    stdio: 'inherit',
-    env: { ...process.env, ...trustOf(file, process.env) },
-  });
+  const execArgv = [...(trust?.execArgv ?? []), '--import', 'tsx'];
+  const run = spawnSync(process.execPath, [...execArgv, script, ...args], { stdio: 'inherit', env });
   process.exit(run.status ?? 1);
 }
 // Commands with flags of their own.
