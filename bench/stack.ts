@@ -30,17 +30,25 @@ function azuriteAloneMs(): Promise<number> {
   );
 }
 
-/**
- * `taskstack start` as a user runs it (`npm start`): milliseconds from spawn to stack.json, and the memory
- * of the launcher and everything under it at ready (with `settle`, 20 s later too) — and,
- * with `load`, again after `load` requests (createtask and managetask POSTs, alternating) and after as
- * many more, to show whether it is flat.
- */
-async function cliRun(
-  dataDir: string,
-  options: { components?: string[]; load?: number; settle?: boolean } = {},
-) {
-  const only = options.components ? ['--components', options.components.join(',')] : [];
+/** Memory of a user's stack (treeMemoryMb). */
+type Memory = ReturnType<typeof treeMemoryMb>;
+
+/** A stack `taskstack start` runs as a user runs it (`npm start`), measured phase by phase. */
+export interface UserStack {
+  /** Milliseconds from spawn to the ready banner (stack.json written). */
+  readyMs: number;
+  /** The launcher and everything under it, at ready. */
+  memory: Memory;
+  /** The same after 20 s of rest: each process holds its start's garbage until V8's memory reducer comes by, 8–15 s after ready. */
+  settle(): Promise<Memory>;
+  /** After `count` requests (createtask and managetask POSTs, alternating) and after as many more: whether it is flat. */
+  load(count: number): Promise<{ warm: Memory; end: Memory }>;
+  stop(): Promise<void>;
+}
+
+/** Spawns `taskstack start` on `dataDir` (with only `components`, if given) and waits for its banner. */
+export async function userStack(dataDir: string, components?: string[]): Promise<UserStack> {
+  const only = components ? ['--components', components.join(',')] : [];
   const began = performance.now();
   const cli = spawn(
     process.execPath,
@@ -51,32 +59,34 @@ async function cliRun(
     cli.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('taskstack is ready') && resolve()),
   );
   const readyMs = performance.now() - began;
-  const memory = treeMemoryMb([cli.pid as number]);
-  // Each process still holds the garbage of its start until V8's memory reducer comes by, 8–15 s later.
-  let settled: ReturnType<typeof treeMemoryMb> | undefined;
-  if (options.settle) {
-    await setTimeout(20_000);
-    settled = treeMemoryMb([cli.pid as number]);
-  }
-  let loaded: { warm: { rss: number; pss: number }; end: { rss: number; pss: number } } | undefined;
-  if (options.load) {
-    const stack = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8'));
-    const post = httpClient(8, { 'content-type': 'application/json' });
-    const call = (i: number) =>
-      post(
-        `${stack.baseUrl}/api/${i % 2 ? 'managetask' : 'createtask'}?code=${stack.functionKey}`,
-        'POST',
-        JSON.stringify({ Title: `bench ${i}`, Description: 'load', DueDate: '2030-01-01' }),
-      );
-    await throughput(options.load, 8, call);
-    const warm = treeMemoryMb([cli.pid as number]);
-    await throughput(options.load, 8, call);
-    loaded = { warm, end: treeMemoryMb([cli.pid as number]) };
-  }
-  const exited = new Promise((resolve) => cli.once('exit', resolve));
-  cli.kill('SIGINT');
-  await exited;
-  return { readyMs, memory, settled, loaded };
+  const memoryNow = () => treeMemoryMb([cli.pid as number]);
+  return {
+    readyMs,
+    memory: memoryNow(),
+    settle: async () => {
+      await setTimeout(20_000);
+      return memoryNow();
+    },
+    load: async (count) => {
+      const stack = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8'));
+      const post = httpClient(8, { 'content-type': 'application/json' });
+      const call = (i: number) =>
+        post(
+          `${stack.baseUrl}/api/${i % 2 ? 'managetask' : 'createtask'}?code=${stack.functionKey}`,
+          'POST',
+          JSON.stringify({ Title: `bench ${i}`, Description: 'load', DueDate: '2030-01-01' }),
+        );
+      await throughput(count, 8, call);
+      const warm = memoryNow();
+      await throughput(count, 8, call);
+      return { warm, end: memoryNow() };
+    },
+    stop: async () => {
+      const exited = new Promise((resolve) => cli.once('exit', resolve));
+      cli.kill('SIGINT');
+      await exited;
+    },
+  };
 }
 
 /** The components of the foundation issue (the rest came later): its goals are stated for these. */
@@ -103,27 +113,19 @@ export async function benchStack() {
       await (await start({ dataDir: data.dir, ports: 'free', console: false })).stop(); // creates keys and CA
       return median(await rounds(3, azuriteAloneMs));
     });
-    const fresh = testDataDir();
-    const user = await timed('`npm start` + 10,000 requests', () =>
-      cliRun(fresh.dir, { load: 5000, settle: true }).finally(fresh.remove),
-    );
     const starts = await timed('stack starts ×3, foundation ×3', async () => ({
       all: await startMs(),
       foundation: await startMs(FOUNDATION),
     }));
-    const foundationMemory = await timed(
-      '`npm start` foundation',
-      async () => (await cliRun(data.dir, { components: FOUNDATION })).memory,
-    );
+    const foundationMemory = await timed('`npm start` foundation', async () => {
+      const foundation = await userStack(data.dir, FOUNDATION);
+      await foundation.stop();
+      return foundation.memory;
+    });
     return {
       startMs: starts.all,
       foundationStartMs: starts.foundation,
       azuriteMs,
-      /** `npm start` on a fresh data directory (CA and keys created) to stack.json. */
-      userStartMs: user.readyMs,
-      memory: user.memory,
-      memorySettled: user.settled,
-      afterLoad: user.loaded,
       foundationMemory,
     };
   } finally {

@@ -65,8 +65,14 @@ async function upload(service: BlobServiceClient, count: number, concurrency: nu
   );
 }
 
-export async function benchBlobTrigger(
-  options: { blobs?: number; concurrency?: number; maxCatchUpMs?: number } = {},
+export async function benchBlobTrigger<T = undefined>(
+  options: {
+    blobs?: number;
+    concurrency?: number;
+    maxCatchUpMs?: number;
+    /** Another benchmark's wait, run during the idle window (which measures only these two processes). */
+    whileIdle?: () => Promise<T>;
+  } = {},
 ): Promise<{
   blobsPerSec: number;
   uploadsPerSec: number;
@@ -76,6 +82,8 @@ export async function benchBlobTrigger(
   ran: number;
   azuriteRssMb: number;
   hostRssMb: number;
+  /** What `whileIdle` resolved with. */
+  whileIdle: T | undefined;
 }> {
   const { blobs = 10_000, concurrency = 32, maxCatchUpMs = 300_000 } = options;
   const data = testDataDir();
@@ -117,8 +125,10 @@ export async function benchBlobTrigger(
     }
     const blobsPerSec = done / ((lastAt - began) / 1000);
 
-    const idleCpuPercentAfter =
-      done < blobs ? Number.NaN : await idleCpuPercent([...tree(blob), ...tree(host)]);
+    const [idleCpuPercentAfter, whileIdle] = await Promise.all([
+      done < blobs ? Number.NaN : idleCpuPercent([...tree(blob), ...tree(host)]),
+      options.whileIdle?.(),
+    ]);
     const azurite =
       descendants(blob.pid ?? 0).find((pid) =>
         readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('azurite'),
@@ -130,6 +140,7 @@ export async function benchBlobTrigger(
       ran: done,
       azuriteRssMb: rssMb(azurite),
       hostRssMb: rssMb(host.pid ?? 0),
+      whileIdle,
     };
   } finally {
     await host?.stop();
