@@ -47,6 +47,8 @@ describe('taskstack refuses, in one line', () => {
     [['stop', 'now'], `unexpected argument now; ${HINT}`],
     [['clock', 'advance', 'soon', '--days', '1'], `unexpected argument soon; ${HINT}`],
     [['clock', 'advance', '--minutes', '-1'], `Option '--minutes' argument is ambiguous; ${HINT}`],
+    [['scenario', 'run'], 'usage: taskstack scenario run <name|all> [--target FILE]'],
+    [['scenario', 'run', '--target', 'x.json'], 'usage: taskstack scenario run <name|all> [--target FILE]'],
     [['start', '--port-base', 'abc'], '--port-base must be a port number from 1 to 65535, not abc'],
     [['start', '--port-base', '0'], '--port-base must be a port number from 1 to 65535, not 0'],
     [['start', '--web-port', '99999'], '--web-port must be a port number from 1 to 65535, not 99999'],

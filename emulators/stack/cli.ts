@@ -71,7 +71,8 @@ if (command === 'functions') await functionsCommand(rest);
 if (command === 'deploy') await deployCommand(rest);
 if (command === 'conformance') runAgainstTarget(command, '../../contracts/conformance.ts', rest, rest);
 if (command === 'scenario') {
-  if (rest[0] !== 'run') fail('usage: taskstack scenario run <name|all> [--target FILE]');
+  if (rest[0] !== 'run' || !rest[1] || rest[1].startsWith('-'))
+    fail('usage: taskstack scenario run <name|all> [--target FILE]');
   runAgainstTarget('scenario run', '../../scenarios/run.ts', rest.slice(1), rest.slice(2));
 }
 // --<component>-port N for every service and app.
