@@ -20,7 +20,8 @@ const HEAP_FLAGS: Record<string, string[]> = {
   // Web app A after ~12,000 requests: RSS ~147 → ~91 MB, for ~4–6 % of its request rate (medians of
   // alternating runs, 9 with the flags and 12 without: GET 5,312 / 5,526 per s, POST 4,908 / 5,204).
   // Either flag alone saves less (semi-spaces ~127 MB, growing ~117 MB); 8 MB semi-spaces ~100 MB.
-  // The gateway keeps V8's defaults: 8 MB semi-spaces saved it 8 MB but cost 5–9 % of its throughput.
+  // The gateway keeps V8's defaults: 8 MB semi-spaces saved it 8 MB but cost 5–9 % of its throughput,
+  // and the growing percent alone raised its RSS after the bench (104–107 against 98–101 MB).
   appservice: ['--max-semi-space-size=4', GROWING],
 };
 
