@@ -3,7 +3,7 @@
  * stack — the file named by --target or TASKSTACK_TARGET_FILE, else the local stack's stack.json
  * (`npm start`, data directory TASKSTACK_DATA_DIR or .taskstack). Prints one line per row; exits 1 when
  * any row fails. Run directly, HTTPS targets with a local CA need NODE_EXTRA_CA_CERTS=<data dir>/ca/ca.pem;
- * `taskstack conformance` trusts the target's data directory's CA by itself (caOfTarget, target.ts).
+ * `taskstack conformance` trusts the target's data directory's CA by itself (Target.ca, target.ts).
  */
 import { formatTable, runTable } from './table.ts';
 import { targetOrExit } from './target.ts';

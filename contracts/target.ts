@@ -22,6 +22,11 @@ export interface Target {
   /** With masterKey: the stack clock can be moved (the local stack only). */
   controlUrl?: string;
   masterKey?: string;
+  /**
+   * The local CA of the data directory stack.json names (its dataDir), which signs the stack's HTTPS
+   * endpoints; none for a target naming none (a stack in Azure).
+   */
+  ca?: string;
 }
 
 export type Need = keyof Target;
@@ -67,6 +72,8 @@ export function readTarget(file: string): Target {
   if (typeof webB === 'string' && webB !== '') target.webBBaseUrl = webB;
   const log = (parsed as { logs?: Record<string, unknown> }).logs?.functions;
   if (typeof log === 'string' && log !== '') target.functionsLog = log;
+  const { dataDir } = parsed as { dataDir?: unknown };
+  if (typeof dataDir === 'string' && existsSync(caFile(dataDir))) target.ca = caFile(dataDir);
   return target;
 }
 
@@ -87,16 +94,6 @@ export function commandLineTarget(argv: readonly string[], env: NodeJS.ProcessEn
     );
   const file = named ?? stackFilePath(dataDir);
   return { file, target: readTarget(file) };
-}
-
-/**
- * The local CA of the data directory a target file names (stack.json's dataDir), which signs its stack's
- * HTTPS endpoints; undefined for a target naming none (a stack in Azure).
- */
-export function caOfTarget(file: string): string | undefined {
-  const { dataDir } = JSON.parse(readFileSync(file, 'utf8')) as { dataDir?: unknown };
-  const ca = typeof dataDir === 'string' ? caFile(dataDir) : undefined;
-  return ca && existsSync(ca) ? ca : undefined;
 }
 
 /**

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { caOfTarget, commandLineTarget, reasonOf } from '../../contracts/target.ts';
+import { commandLineTarget, readTarget, reasonOf } from '../../contracts/target.ts';
 import { loadApps } from '../core/apps.ts';
 import { testDataDir } from '../core/testing.ts';
 import { parseStackOptions } from './options.ts';
@@ -103,11 +103,11 @@ describe('taskstack refuses, in one line', () => {
       return file;
     };
     const local = write('local.json', { dataDir: data.dir, baseUrl: 'http://127.0.0.1:7071' });
-    expect(caOfTarget(local)).toBe(join(data.dir, 'ca', 'ca.pem'));
-    expect(caOfTarget(write('azure.json', { baseUrl: 'https://x.azurewebsites.net' }))).toBeUndefined();
+    expect(readTarget(local).ca).toBe(join(data.dir, 'ca', 'ca.pem'));
+    expect(readTarget(write('azure.json', { baseUrl: 'https://x.azurewebsites.net' })).ca).toBeUndefined();
     const empty = join(data.dir, 'empty');
     mkdirSync(empty);
-    expect(caOfTarget(write('no-ca.json', { dataDir: empty }))).toBeUndefined();
+    expect(readTarget(write('no-ca.json', { dataDir: empty })).ca).toBeUndefined();
   });
 
   it('a failed request says why, not only "fetch failed"', async () => {

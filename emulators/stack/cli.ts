@@ -8,7 +8,7 @@ import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { z } from 'zod';
-import { caOfTarget, targetOrExit } from '../../contracts/target.ts';
+import { targetOrExit } from '../../contracts/target.ts';
 import { deployCommand } from '../../system/deploy/deploy.ts';
 import { loadApps } from '../core/apps.ts';
 import { argsRefusal } from '../core/args.ts';
@@ -57,7 +57,7 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
  * machines set to a bundle of their own, and which can name only one file).
  */
 function runAgainstTarget(command: string, path: string, args: string[], targetArgs: string[]): never {
-  const ca = caOfTarget(targetOrExit(command, targetArgs, process.env).file);
+  const { ca } = targetOrExit(command, targetArgs, process.env).target;
   const trust = ca ? openSslTrust({ ...process.env, NODE_EXTRA_CA_CERTS: ca }) : undefined;
   const { NODE_EXTRA_CA_CERTS: callers } = process.env;
   const env = trust ? { ...trust.env, ...(callers && { NODE_EXTRA_CA_CERTS: callers }) } : process.env;
