@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { median, rounds, throughput } from '../bench/measure.ts';
 import { bundle } from '../emulators/core/bundle.mjs';
 import { loadTls } from '../emulators/core/ca.ts';
-import { heapFlags } from '../emulators/core/heap.ts';
+import { heapFlags, MALLOC_ENV } from '../emulators/core/heap.ts';
 import { listen } from '../emulators/core/http.ts';
 import { startEmulator, testContext, testDataDir } from '../emulators/core/testing.ts';
 import gateway from './index.ts';
@@ -69,10 +69,15 @@ if (process.argv[2] === 'child') {
   });
 }
 
-/** A child running this file on bare Node, as the stack runs its components (no TypeScript loader). */
+/**
+ * A child running this file on bare Node, as the stack runs its components (no TypeScript loader; the
+ * gateway with its heap flags and the launcher's malloc settings).
+ */
 async function spawn(...args: string[]): Promise<{ process: ChildProcess; url: string; key?: string }> {
+  const gateway = args[0] === 'gateway';
   const started = fork(await bundle(fileURLToPath(import.meta.url)), ['child', ...args], {
-    execArgv: args[0] === 'gateway' ? heapFlags('gateway') : [],
+    execArgv: gateway ? heapFlags('gateway') : [],
+    env: gateway ? { ...MALLOC_ENV, ...process.env } : process.env,
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   return new Promise((resolve, reject) => {

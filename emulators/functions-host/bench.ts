@@ -9,7 +9,7 @@ import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { callsFor } from '../../bench/measure.ts';
-import { heapFlags } from '../core/heap.ts';
+import { heapFlags, MALLOC_ENV } from '../core/heap.ts';
 import type { FromComponent, ToComponent } from '../core/ipc.ts';
 import { testContext, testDataDir } from '../core/testing.ts';
 import { componentEntry } from '../stack/component.ts';
@@ -47,10 +47,10 @@ async function load(url: string, concurrency: number, durationMs: number): Promi
 
 /**
  * Plain JavaScript on bare Node, as the launcher runs its components (no TypeScript loader, the host
- * with its heap flags: its code cache is only valid with them).
+ * with its heap flags, its code cache being only valid with them, and the launcher's malloc settings).
  */
-const fork_ = (script: string, args: string[] = [], execArgv: string[] = []) =>
-  fork(script, args, { execArgv, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+const fork_ = (script: string, args: string[] = [], execArgv: string[] = [], env = process.env) =>
+  fork(script, args, { execArgv, env, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
 
 /** The same handler in bare node:http. */
 async function bareServer(): Promise<{ url: string; stop(): void }> {
@@ -71,7 +71,7 @@ async function bareServer(): Promise<{ url: string; stop(): void }> {
 async function hostServer(dataDir: string, options: Record<string, unknown>) {
   const context = await testContext(dataDir);
   const entry = await componentEntry('functions');
-  const child = fork_(entry.path, entry.args, heapFlags('functions'));
+  const child = fork_(entry.path, entry.args, heapFlags('functions'), { ...MALLOC_ENV, ...process.env });
   let seen = '';
   // The host's output may arrive after its ready message: wait for the line itself.
   const reported = new Promise<{ startMs: number; appLoadMs: number }>((resolve) => {

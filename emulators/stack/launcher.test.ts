@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadApps } from '../core/apps.ts';
-import { heapFlags } from '../core/heap.ts';
+import { heapFlags, MALLOC_ENV } from '../core/heap.ts';
 import { testDataDir } from '../core/testing.ts';
 import { hostOfKind } from '../registry.ts';
 import { CONTROL_KEY_HEADER } from './control.ts';
 import { type Stack, start } from './launcher.ts';
 import { stackFilePath } from './stackfile.ts';
-import { accepts, alive, everyComponent, portsOf, runCli } from './test-support.ts';
+import { accepts, alive, descendants, everyComponent, portsOf, runCli } from './test-support.ts';
 
 const data = testDataDir();
 afterAll(() => data.remove());
@@ -41,8 +41,14 @@ describe('the launcher', () => {
       expect(existsSync(path), path).toBe(true);
     expect(await stack.health()).toEqual(Object.fromEntries(everyComponent.map((name) => [name, 'ok'])));
     // Each trusts the data directory's CA as OpenSSL's file, not through NODE_EXTRA_CA_CERTS (openSslTrust),
-    // and runs with its emulator's heap flags (the web apps' host is appservice).
+    // and runs with its emulator's heap flags (the web apps' host is appservice) and the malloc settings,
+    // as does Azurite under the blob component.
     const apps = loadApps();
+    const mallocEnv = Object.entries(MALLOC_ENV).map(([name, value]) => `${name}=${value}`);
+    const azurite = descendants(stack.pids().blob as number);
+    expect(azurite).toHaveLength(1);
+    for (const pid of azurite)
+      expect(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')).toEqual(expect.arrayContaining(mallocEnv));
     for (const [name, pid] of Object.entries(stack.pids())) {
       const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
       const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
@@ -50,6 +56,7 @@ describe('the launcher', () => {
       const kind = apps[name]?.kind;
       expect(argv, name).toEqual(expect.arrayContaining(heapFlags(kind ? hostOfKind[kind] : name)));
       expect(env, name).toContain(`SSL_CERT_FILE=${join(data.dir, 'ca', 'ca.pem')}`);
+      expect(env, name).toEqual(expect.arrayContaining(mallocEnv));
       expect(
         env.filter((entry) => entry.startsWith('NODE_EXTRA_CA_CERTS=')),
         name,
