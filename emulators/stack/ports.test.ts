@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect, createServer, Server } from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
 import { LOOPBACK, listen } from '../core/http.ts';
 import { freePort, portIsFree, reservePorts } from './ports.ts';
@@ -24,6 +24,28 @@ describe('reservePorts', () => {
     expect(await portIsFree(ports.b as number)).toBe(false);
     await release(['b', 'b']);
     expect(await portIsFree(ports.b as number)).toBe(true);
+  });
+
+  it('names a port this user may not listen on as such, not as one in use, holding none', async () => {
+    // Root may listen anywhere: the kernel's refusal to others (ports below 1024) is played by listen.
+    const listen = Server.prototype.listen;
+    const refused = vi.spyOn(Server.prototype, 'listen').mockImplementation(function (this: Server, ...args) {
+      if (args[0] !== 80) return listen.apply(this, args as Parameters<Server['listen']>);
+      const error = Object.assign(new Error('listen EACCES: permission denied 127.0.0.1:80'), {
+        code: 'EACCES',
+      });
+      process.nextTick(() => this.emit('error', error));
+      return this;
+    });
+    const first = await freePort();
+    try {
+      await expect(reservePorts({ control: first, gateway: 80 }, 'default')).rejects.toThrow(
+        'port 80 for gateway is not open to this user (EACCES; on Linux, ports below 1024 need privileges); choose other ports (--port-base, --gateway-port)',
+      );
+    } finally {
+      refused.mockRestore();
+    }
+    expect(await portIsFree(first)).toBe(true);
   });
 
   it('refuses a base that leaves too few ports below 65536, holding none', async () => {

@@ -100,10 +100,14 @@ export async function reservePorts(
       const wanted =
         overrides[name] ?? (choice === 'default' ? port : choice === 'free' ? 0 : choice.base + index);
       const server = await bind(wanted).catch((error: NodeJS.ErrnoException) => {
-        const code = error instanceof PortInUseError ? 'EADDRINUSE' : error.code;
-        if (code === 'EADDRINUSE' || code === 'EACCES')
+        const choose = `choose other ports (--port-base, --${name}-port)`;
+        if (error instanceof PortInUseError)
           throw new BusyPortError(
-            `port ${wanted} for ${name} is already in use (${code}); free it or choose other ports (--port-base, --${name}-port)`,
+            `port ${wanted} for ${name} is already in use (EADDRINUSE); free it or ${choose}`,
+          );
+        if (error.code === 'EACCES')
+          throw new BusyPortError(
+            `port ${wanted} for ${name} is not open to this user (EACCES; on Linux, ports below 1024 need privileges); ${choose}`,
           );
         throw error;
       });
