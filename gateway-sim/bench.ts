@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { median, rounds, throughput } from '../bench/measure.ts';
 import { bundle } from '../emulators/core/bundle.mjs';
 import { loadTls } from '../emulators/core/ca.ts';
-import { heapFlags, MALLOC_ENV } from '../emulators/core/heap.ts';
+import { heapFlags, withMallocEnv } from '../emulators/core/heap.ts';
 import { listen } from '../emulators/core/http.ts';
 import { startEmulator, testContext, testDataDir } from '../emulators/core/testing.ts';
 import gateway from './index.ts';
@@ -77,7 +77,7 @@ async function spawn(...args: string[]): Promise<{ process: ChildProcess; url: s
   const gateway = args[0] === 'gateway';
   const started = fork(await bundle(fileURLToPath(import.meta.url)), ['child', ...args], {
     execArgv: gateway ? heapFlags('gateway') : [],
-    env: gateway ? { ...MALLOC_ENV, ...process.env } : process.env,
+    env: gateway ? withMallocEnv(process.env) : process.env,
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   return new Promise((resolve, reject) => {

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { bundleEntries } from '../core/bundle.mjs';
 import { openSslTrust } from '../core/ca.ts';
 import type { ClockShift } from '../core/clock.ts';
-import { heapFlags, MALLOC_ENV } from '../core/heap.ts';
+import { heapFlags, withMallocEnv } from '../core/heap.ts';
 import { type FromComponent, NotFoundError, type ToComponent } from '../core/ipc.ts';
 import type { ComponentSecrets } from '../core/secrets.ts';
 import { emulatorModule, hosts, services } from '../registry.ts';
@@ -113,7 +113,7 @@ export class ComponentProcess {
 
   #spawn(): ChildProcess {
     this.#log ??= createWriteStream(this.logPath, { flags: 'a', mode: 0o600 });
-    const trust = openSslTrust({ ...MALLOC_ENV, ...this.env });
+    const trust = openSslTrust(withMallocEnv(this.env));
     const child = fork(this.entry.path, this.entry.args, {
       execArgv: [...heapFlags(this.start.emulator), ...trust.execArgv],
       env: trust.env,
