@@ -3,7 +3,6 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
-import { testDataDir } from '../emulators/core/testing.ts';
 import { start } from '../emulators/stack/launcher.ts';
 import { httpClient, median, rounds, throughput, timed, treeMemoryMb } from './measure.ts';
 
@@ -39,8 +38,12 @@ export interface UserStack {
   readyMs: number;
   /** The launcher and everything under it, at ready. */
   memory: Memory;
-  /** The same after 20 s of rest: each process holds its start's garbage until V8's memory reducer comes by, 8–15 s after ready. */
-  settle(): Promise<Memory>;
+  /**
+   * The same after 20 s of rest, and not before `others` is done (whose processes would share pages with
+   * these): each process holds its start's garbage until V8's memory reducer comes by, 8–15 s after
+   * ready, and is flat after.
+   */
+  settle(others?: Promise<unknown>): Promise<Memory>;
   /** After `count` requests (createtask and managetask POSTs, alternating) and after as many more: whether it is flat. */
   load(count: number): Promise<{ warm: Memory; end: Memory }>;
   stop(): Promise<void>;
@@ -63,8 +66,8 @@ export async function userStack(dataDir: string, components?: string[]): Promise
   return {
     readyMs,
     memory: memoryNow(),
-    settle: async () => {
-      await setTimeout(20_000);
+    settle: async (others) => {
+      await Promise.all([setTimeout(20_000), others]);
       return memoryNow();
     },
     load: async (count) => {
@@ -93,42 +96,35 @@ export async function userStack(dataDir: string, components?: string[]): Promise
 export const FOUNDATION = ['identity', 'blob', 'cosmos', 'keyvault'];
 
 /**
- * Stack start to ready (persisted data directory, warm: keys and CA exist), and memory after start; its
- * parts timed apart.
+ * Stack start to ready on `dataDir` (persisted: keys and CA exist after the first start), and Azurite
+ * alone as their baseline; their parts timed apart.
  */
-export async function benchStack() {
-  const data = testDataDir();
-  try {
-    const startMs = async (components?: string[]) =>
-      median(
-        await rounds(3, async () => {
-          const began = performance.now();
-          const stack = await start({ dataDir: data.dir, ports: 'free', console: false, components });
-          const elapsed = performance.now() - began;
-          await stack.stop();
-          return elapsed;
-        }),
-      );
-    const azuriteMs = await timed('stack warm-up, Azurite alone ×3', async () => {
-      await (await start({ dataDir: data.dir, ports: 'free', console: false })).stop(); // creates keys and CA
-      return median(await rounds(3, azuriteAloneMs));
-    });
-    const starts = await timed('stack starts ×3, foundation ×3', async () => ({
-      all: await startMs(),
-      foundation: await startMs(FOUNDATION),
-    }));
-    const foundationMemory = await timed('`npm start` foundation', async () => {
-      const foundation = await userStack(data.dir, FOUNDATION);
-      await foundation.stop();
-      return foundation.memory;
-    });
-    return {
-      startMs: starts.all,
-      foundationStartMs: starts.foundation,
-      azuriteMs,
-      foundationMemory,
-    };
-  } finally {
-    data.remove();
-  }
+export async function benchStarts(dataDir: string) {
+  const startMs = async (components?: string[]) =>
+    median(
+      await rounds(3, async () => {
+        const began = performance.now();
+        const stack = await start({ dataDir, ports: 'free', console: false, components });
+        const elapsed = performance.now() - began;
+        await stack.stop();
+        return elapsed;
+      }),
+    );
+  const azuriteMs = await timed('stack warm-up, Azurite alone ×3', async () => {
+    await (await start({ dataDir, ports: 'free', console: false })).stop(); // creates keys and CA
+    return median(await rounds(3, azuriteAloneMs));
+  });
+  const starts = await timed('stack starts ×3, foundation ×3', async () => ({
+    all: await startMs(),
+    foundation: await startMs(FOUNDATION),
+  }));
+  return { startMs: starts.all, foundationStartMs: starts.foundation, azuriteMs };
 }
+
+/** Memory after `npm start` of the foundation alone, on `dataDir` (warm: benchStarts ran on it). */
+export const foundationMemory = (dataDir: string) =>
+  timed('`npm start` foundation', async () => {
+    const foundation = await userStack(dataDir, FOUNDATION);
+    await foundation.stop();
+    return foundation.memory;
+  });
