@@ -295,3 +295,51 @@ describe('Event Grid output binding', () => {
     );
   });
 });
+
+describe('a host that stops while its Event Grid output retries', () => {
+  it('ends the retries: the invocation fails saying so, and no retry follows the stop', async () => {
+    const tries: string[] = [];
+    const failing = createServer((req, res) => {
+      req.resume();
+      tries.push(req.url ?? '');
+      res.writeHead(503).end();
+    });
+    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
+    const own = testDataDir();
+    const ownLog = join(own.dir, 'logs', 'functions.jsonl');
+    try {
+      const stopping = await startComponent(
+        'functions',
+        {
+          port: 0,
+          appDir: appPath('app-esm'),
+          logFile: ownLog,
+          settings: {
+            AzureWebJobsSecretStorageType: 'files',
+            TopicEndpoint: `http://127.0.0.1:${(failing.address() as AddressInfo).port}/api/events`,
+            TopicKey: 'topic-key',
+          },
+        },
+        own.dir,
+      );
+      // The stop closes the HTTP connection (the host does not wait for HTTP invocations); what counts
+      // is the invocation's end, in the log.
+      const call = fetch(`${stopping.endpoints.baseUrl}/publish`, {
+        method: 'POST',
+        body: JSON.stringify([gridEvent('c1', {})]),
+      }).catch(() => undefined);
+      await waitFor('the first try', () => tries.length === 1);
+      await stopping.stop();
+      await call;
+      expect(tries).toEqual(['/api/events']);
+      expect(readLog(ownLog).map((e) => e.message)).toContainEqual(
+        expect.stringContaining(
+          'Exception: eventGrid output: 1 of 1 event(s) not published. Event subject tasks/c1 (id c1): the host is stopping (its last try: the topic answered 503 )\n',
+        ),
+      );
+    } finally {
+      failing.close();
+      own.remove();
+    }
+  });
+});

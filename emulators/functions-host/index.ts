@@ -105,11 +105,14 @@ export default defineEmulator({
     const keys = new KeyManager(store, context.secrets, hostId);
     await keys.host();
 
+    // Aborted as the host stops: the Event Grid output retries no more (Azure's host cancels an
+    // invocation's token as it shuts down) instead of holding the stop for seconds.
+    const stopping = new AbortController();
     const invoker = new Invoker(
       registry,
       logs,
       config.functionTimeoutMs,
-      outputWriter(settings, context.clock),
+      outputWriter(settings, context.clock, stopping.signal),
       inputReader(settings, context.clock),
     );
     const host: Host = {
@@ -201,6 +204,7 @@ export default defineEmulator({
         if (!server.listening) throw new Error('the functions host is not listening');
       },
       async stop() {
+        stopping.abort();
         await Promise.allSettled(listeners.map((listener) => listener.stop()));
         await close(server);
         await runAppTerminate(registry).catch((error: Error) =>

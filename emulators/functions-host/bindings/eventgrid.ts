@@ -9,7 +9,11 @@
  * refuses (over 1 MB: 413) fails alone and the others are published. Whatever could not be published
  * still fails the invocation, naming each such event (subject and id) and the topic's answer; as in
  * Azure, a trigger that checkpoints regardless of the outcome (Cosmos DB, Event Hubs) then moves on.
+ * When the host stops, no retry follows (Azure's host cancels the invocation's token as it shuts down),
+ * so a failing topic does not hold the stop for the policy's ~6 s: what is not published by then fails
+ * the invocation, saying so.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Settings } from '../connections.ts';
 import type { BindingInfo, RpcTypedData } from '../core-api.ts';
 import { typedDataBytes } from './data.ts';
@@ -50,8 +54,19 @@ function retryDelay(retry: number, retryAfter: string | null): number {
   return Math.min(2 ** (retry - 1) * jittered, RETRY.maxDelayMs);
 }
 
-/** One request with the retry policy: undefined when published, else why not. */
-async function post(endpoint: string, key: string, contentType: string, events: Event[]) {
+const STOPPING = 'the host is stopping';
+
+/**
+ * One request with the retry policy: undefined when published, else why not. Once `stopping` is aborted
+ * a try under way still ends as it will (a topic that answers loses nothing), but no retry follows.
+ */
+async function post(
+  endpoint: string,
+  key: string,
+  contentType: string,
+  events: Event[],
+  stopping: AbortSignal,
+) {
   const body = JSON.stringify(events);
   for (let retry = 0; ; retry++) {
     let failure: string;
@@ -72,11 +87,19 @@ async function post(endpoint: string, key: string, contentType: string, events: 
       failure = cause?.message ? `${message}: ${cause.message}` : message;
     }
     if (!transient || retry === RETRY.maxRetries) return failure;
-    await new Promise((resolve) => setTimeout(resolve, retryDelay(retry + 1, retryAfter)));
+    // The wait ends early if the host stops meanwhile.
+    if (!stopping.aborted)
+      await delay(retryDelay(retry + 1, retryAfter), undefined, { signal: stopping }).catch(() => {});
+    if (stopping.aborted) return `${STOPPING} (its last try: ${failure})`;
   }
 }
 
-export async function publishEvents(binding: BindingInfo, data: RpcTypedData, settings: Settings) {
+export async function publishEvents(
+  binding: BindingInfo,
+  data: RpcTypedData,
+  settings: Settings,
+  stopping: AbortSignal,
+) {
   const endpointSetting = binding.topicEndpointUri as string | undefined;
   const keySetting = binding.topicKeySetting as string | undefined;
   if (!endpointSetting || !keySetting) {
@@ -96,7 +119,7 @@ export async function publishEvents(binding: BindingInfo, data: RpcTypedData, se
   const contentType = cloudEvents ? 'application/cloudevents-batch+json; charset=utf-8' : 'application/json';
   const failed: string[] = [];
   for (const group of requests(events)) {
-    const failure = await post(endpoint, key, contentType, group);
+    const failure = await post(endpoint, key, contentType, group, stopping);
     if (failure === undefined) continue;
     for (const event of group)
       failed.push(`Event subject ${event?.subject ?? '-'} (id ${event?.id ?? '-'}): ${failure}`);

@@ -52,7 +52,8 @@ const outputsOf = perFunction((fn) =>
   ),
 );
 
-export function outputWriter(settings: Settings, clock: StackClock): OutputWriter {
+/** Writes outputs; once `stopping` (the host's stop) is aborted, the Event Grid output retries no more. */
+export function outputWriter(settings: Settings, clock: StackClock, stopping: AbortSignal): OutputWriter {
   return async (
     fn: RegisteredFunction,
     response: RpcInvocationResponse,
@@ -66,7 +67,7 @@ export function outputWriter(settings: Settings, clock: StackClock): OutputWrite
         const path = resolveExpression(String(binding.path ?? ''), bindingData, settings, clock.date());
         await writeBlob(binding, data, settings, path);
       } else if (type === 'eventgrid') {
-        await publishEvents(binding, data, settings);
+        await publishEvents(binding, data, settings, stopping);
       } else {
         throw new Error(`output binding type '${binding.type}' (${name}) is not supported by this host`);
       }
