@@ -11,7 +11,8 @@
  * Azure, a trigger that checkpoints regardless of the outcome (Cosmos DB, Event Hubs) then moves on.
  * When the host stops, no retry follows (Azure's host cancels the invocation's token as it shuts down),
  * so a failing topic does not hold the stop for the policy's ~6 s: what is not published by then fails
- * the invocation, saying so.
+ * the invocation, saying so. A try under way still ends as it will (Azure's cancellation would cut it
+ * short), so that a topic that answers loses nothing.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Settings } from '../connections.ts';
