@@ -39,11 +39,12 @@ export const heapFlags = (process: string): string[] => HEAP_FLAGS[process] ?? [
  *   ~20 MB lower (two alternating pairs: 453 / 439 → 432 / 418 MB PSS) at the same rate.
  * - MALLOC_TRIM_THRESHOLD_: glibc gives freed memory at the top of an arena back to the system once
  *   more than this is free there, but raises the threshold to twice the largest block it has freed
- *   that was big enough to be mapped on its own; a start frees many such blocks (code compiled, modules
- *   parsed), so each process kept several MB it no longer used. Fixing it at glibc's own default,
- *   128 KB, also fixes the size above which a block is mapped on its own at its default, 128 KB.
- *   Settled, the stack went 251 / 255 → 236 / 227 MB PSS, and 413–426 → 371–383 MB after 10,000
- *   requests in three runs of four, at the same rates (README, "Memory under load").
+ *   that was big enough to be mapped on its own; a process frees such blocks as it starts, and each
+ *   kept several MB it no longer used (its `[heap]` was the largest region of several processes).
+ *   Fixing it at glibc's own default, 128 KB, also fixes the size above which a block is mapped on its
+ *   own at its default, 128 KB. Settled, the stack went 251 / 255 → 224–237 MB PSS (six runs), and
+ *   413–426 → 370–424 MB (median ~379) after 10,000 requests, at the same rates (README, "Memory under
+ *   load").
  */
 export const MALLOC_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_TRIM_THRESHOLD_: '131072' };
 
