@@ -42,7 +42,7 @@ export const heapFlags = (process: string): string[] => HEAP_FLAGS[process] ?? [
  *   that was big enough to be mapped on its own; a process frees such blocks as it starts, and each
  *   kept several MB it no longer used (its `[heap]` was the largest region of several processes).
  *   Fixing it at glibc's own default, 128 KB, also fixes the size above which a block is mapped on its
- *   own at its default, 128 KB. Settled, the stack went 251 / 255 → 224–237 MB PSS (six runs), and
+ *   own at its default, 128 KB. Settled, the stack went 251–257 → 224–237 MB PSS (eight runs), and
  *   413–426 → 370–424 MB (median ~379) after 10,000 requests, at the same rates (README, "Memory under
  *   load").
  */
