@@ -55,8 +55,6 @@ function retryDelay(retry: number, retryAfter: string | null): number {
   return Math.min(2 ** (retry - 1) * jittered, RETRY.maxDelayMs);
 }
 
-const STOPPING = 'the host is stopping';
-
 /**
  * One request with the retry policy: undefined when published, else why not. Once `stopping` is aborted
  * a try under way still ends as it will (a topic that answers loses nothing), but no retry follows.
@@ -88,10 +86,9 @@ async function post(
       failure = cause?.message ? `${message}: ${cause.message}` : message;
     }
     if (!transient || retry === RETRY.maxRetries) return failure;
-    // The wait ends early if the host stops meanwhile.
-    if (!stopping.aborted)
-      await delay(retryDelay(retry + 1, retryAfter), undefined, { signal: stopping }).catch(() => {});
-    if (stopping.aborted) return `${STOPPING} (its last try: ${failure})`;
+    // The wait ends at once (rejects) if the host stops meanwhile, or has stopped already.
+    await delay(retryDelay(retry + 1, retryAfter), undefined, { signal: stopping }).catch(() => {});
+    if (stopping.aborted) return `the host is stopping (its last try: ${failure})`;
   }
 }
 
