@@ -135,3 +135,9 @@ export async function control(target: Target, path: string, body: unknown): Prom
 export async function advanceClock(target: Target, ms: number): Promise<void> {
   await control(target, '/clock/advance', { ms });
 }
+
+/**
+ * The change feed's poll delay for PublishDocumentCreated: the Cosmos DB extension's default (the app sets
+ * none). The local host waits it in stack time, so moving the clock by it brings the next poll at once.
+ */
+export const FEED_POLL_DELAY_MS = 5_000;

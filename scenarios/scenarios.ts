@@ -4,7 +4,7 @@
  * (`functionsLog`, `controlUrl` + `masterKey`) and are skipped elsewhere, naming the missing field.
  */
 import { GatewayClient } from '../contracts/gateway-client.ts';
-import { advanceClock, control, type Need, type Target } from '../contracts/target.ts';
+import { advanceClock, control, FEED_POLL_DELAY_MS, type Need, type Target } from '../contracts/target.ts';
 import { waitFor } from '../emulators/core/testing.ts';
 import { readLogFile } from '../emulators/functions-host/logs.ts';
 import { openPage, postForm } from '../system/web/test-support.ts';
@@ -25,12 +25,20 @@ async function expectStatus(response: Response, status: number, what: string): P
   return body;
 }
 
-/** Waits (bounded, only against a hang) for a function host log entry with exactly `message`. */
-function logLine(t: Target, functionName: string, message: string) {
-  return waitFor(`${functionName} to log "${message}"`, () =>
-    readLogFile(t.functionsLog ?? '').find(
-      (entry) => entry.function === functionName && entry.message === message,
-    ),
+/**
+ * Waits (bounded, only against a hang) for a function host log entry with exactly `message`. With
+ * `viaFeed` (it comes through the change feed) on a target whose clock moves, the wait moves the clock past
+ * the feed's poll delay rather than wait it out.
+ */
+function logLine(t: Target, functionName: string, message: string, viaFeed = false) {
+  return waitFor(
+    `${functionName} to log "${message}"`,
+    () =>
+      readLogFile(t.functionsLog ?? '').find(
+        (entry) => entry.function === functionName && entry.message === message,
+      ),
+    undefined,
+    viaFeed && t.controlUrl && t.masterKey ? () => advanceClock(t, FEED_POLL_DELAY_MS) : undefined,
   );
 }
 
@@ -85,6 +93,7 @@ export const SCENARIOS: Scenario[] = [
         t,
         'TaskCreatedNotification',
         `TaskCreatedNotification: task created: ${title} (id ${id})`,
+        true,
       );
       step('TaskCreatedNotification logged it');
     },

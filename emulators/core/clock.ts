@@ -48,6 +48,9 @@ export class StackClock extends EventEmitter<{ change: [] }> {
 
   constructor(shifts: readonly ClockShift[] = []) {
     super();
+    // Every wait on stack time listens here (a timer, a change feed's poll, a partition's retention …):
+    // many listeners are the design, not a leak.
+    this.setMaxListeners(0);
     this.#shifts = [...shifts];
   }
 

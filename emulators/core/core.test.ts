@@ -54,6 +54,23 @@ describe('the stack clock', () => {
     clock.advance(DAY);
     expect(fired).toBe(1);
   });
+
+  it('takes any number of waits without a leak warning (a host has one per timer and per feed range)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const clock = new StackClock();
+      const cancels = Array.from({ length: 50 }, () => clock.at(clock.now() + DAY, () => {}));
+      // Node emits its warnings on a later tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+      for (const cancel of cancels) cancel();
+      expect(clock.listenerCount('change')).toBe(0);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
 });
 
 describe('the local CA', () => {

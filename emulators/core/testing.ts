@@ -113,18 +113,27 @@ export function useManagedIdentityEnv(endpoint: string, header: string | undefin
 export const useAppIdentityEnv = (idp: RunningEmulator, context: TestContext, app: string): (() => void) =>
   useManagedIdentityEnv(idp.endpoints.identityEndpoint as string, context.secrets.identities[app]?.header);
 
-/** Polls `probe` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
+/**
+ * Polls `probe` until it returns a value other than undefined/false, or fails after `timeoutMs`. While it
+ * waits, `nudge` (if any) runs at once and then at most once a second: something that brings the awaited
+ * state sooner, such as moving the stack clock past a poll delay.
+ */
 export async function waitFor<T>(
   what: string,
   probe: () => T | undefined | false | Promise<T | undefined | false>,
   timeoutMs = 60_000,
+  nudge?: () => Promise<unknown>,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
+  let nextNudge = 0;
   for (;;) {
     const value = await probe();
     if (value !== undefined && value !== false) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    if (nudge && Date.now() >= nextNudge) {
+      nextNudge = Date.now() + 1_000;
+      await nudge();
+    } else await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 

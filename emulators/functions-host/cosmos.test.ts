@@ -70,6 +70,18 @@ describe('Cosmos DB trigger', () => {
     expect(resources[0]?.ContinuationToken).toEqual(expect.any(String));
   });
 
+  it('waits its poll delay in stack time: moving the clock ends it', async () => {
+    // The listener starts "now": once its lease holds a continuation, it has read and is waiting an hour.
+    const leases = client.database('TasksDB').container('hourlyLeases');
+    await waitFor('the hourly lease pinned', async () => {
+      const { resources } = await leases.items.readAll<{ ContinuationToken: string | null }>().fetchAll();
+      return resources.some((lease) => lease.ContinuationToken);
+    });
+    await tasks.items.create({ id: 'h', Title: 'H' });
+    await host.advanceClock(3_600_000);
+    await waitFor('the hourly run', () => readLog(logFile).some((e) => e.message === 'hourly h'));
+  });
+
   it('resumes from the lease after a restart: changes made while down arrive, nothing repeats', async () => {
     await host.stop();
     await tasks.items.create({ id: 'c', Title: 'C' });

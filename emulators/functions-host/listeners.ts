@@ -5,6 +5,7 @@
  * host stops. A trigger whose container, hub or storage appears after the host started thus begins by
  * itself, with the runtime's log lines.
  */
+import type { StackClock } from '../core/clock.ts';
 import type { Listener } from './host.ts';
 
 type Log = (level: 'information' | 'error', message: string) => void;
@@ -129,15 +130,27 @@ export class Pauses {
     return this.#stopped;
   }
 
-  pause(ms: number): Promise<void> {
+  /**
+   * Waits `ms` of real time or, given the stack clock, of stack time: a delay that is part of a trigger's
+   * schedule (a change feed's poll delay) follows the clock as a timer's schedule does, so moving it
+   * forward ends the wait; an outage's backoff waits for another process, in real time.
+   */
+  pause(ms: number, clock?: StackClock): Promise<void> {
     if (this.#stopped) return Promise.resolve();
     return new Promise((resolve) => {
+      let cancel: () => void;
       const wake = () => {
-        clearTimeout(timer);
+        cancel();
         this.#wakers.delete(wake);
         resolve();
       };
-      const timer = setTimeout(wake, ms);
+      if (clock) {
+        // clock.at calls back at once when already due, before handing out its canceller.
+        cancel = clock.at(clock.now() + ms, () => setImmediate(wake));
+      } else {
+        const timer = setTimeout(wake, ms);
+        cancel = () => clearTimeout(timer);
+      }
       this.#wakers.add(wake);
     });
   }

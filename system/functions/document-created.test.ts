@@ -18,12 +18,15 @@ afterAll(async () => {
   await app?.stop();
 });
 
-/** The notification for a task; the change feed polls every 5 s and the listener may still be retrying. */
+/** The notification for a task, through the change feed (whose listener may still be retrying its start). */
 const notified = (id: string, title: string) =>
-  app.waitForLog(
-    (e) =>
-      e.function === 'TaskCreatedNotification' &&
-      e.message === `TaskCreatedNotification: task created: ${title} (id ${id})`,
+  app.waitForFeed(
+    (entries) =>
+      entries.some(
+        (e) =>
+          e.function === 'TaskCreatedNotification' &&
+          e.message === `TaskCreatedNotification: task created: ${title} (id ${id})`,
+      ),
     30_000,
   );
 

@@ -1,6 +1,6 @@
 /**
  * The document-created publisher's events, and its registration as the host (and Azure) sees it.
- * End to end (change feed → topic) it needs the host's cosmosDBTrigger, which is not there yet.
+ * End to end (change feed → topic → TaskCreatedNotification): document-created.test.ts and outages.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { DOCUMENT_CREATED, documentCreatedEvents } from './src/lib/events.ts';

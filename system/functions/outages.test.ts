@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../emulators/core/testing.ts';
 import { type AppStack, type LogEntry, startAppStack } from './test-support.ts';
 
-/** Generous: they only bound a hang (change-feed polls every 5 s, retries back off from 2 s). */
+/** Generous: they only bound a hang (retries back off from 2 s). */
 const FLOW_MS = 90_000;
 const TEST_MS = 240_000;
 
@@ -28,9 +28,13 @@ afterAll(async () => {
 
 const messages = (fn: string, prefix: string) =>
   app.logs().filter((e) => e.function === fn && e.message.startsWith(prefix));
-/** Waits until every expected line was logged, then checks none was logged twice. */
+/**
+ * Waits until every expected line was logged, then checks none was logged twice. TaskCreatedNotification's
+ * lines come through the change feed, whose polls the wait skips by moving the stack clock.
+ */
 async function eachOnce(fn: string, expected: string[]) {
-  await app.waitForLogs((entries) => {
+  const wait = fn === 'TaskCreatedNotification' ? app.waitForFeed : app.waitForLogs;
+  await wait((entries) => {
     const seen = new Set(entries.map((e) => e.message));
     return expected.every((line) => seen.has(line));
   }, FLOW_MS);
@@ -40,15 +44,22 @@ async function eachOnce(fn: string, expected: string[]) {
   expect(expected.filter((line) => counts.get(line) !== 1)).toEqual([]);
 }
 /** The first host line (no function) at warning or error, logged after the first `mark` entries, that matches. */
-const hostProblem = (mark: number, match: RegExp) =>
+const hostProblem = (mark: number, match: RegExp, viaFeed = false) =>
   logged(
     mark,
     (e) =>
       e.function === undefined && (e.level === 'warning' || e.level === 'error') && match.test(e.message),
+    viaFeed,
   );
-/** The first entry after the first `mark` entries that matches. */
-const logged = (mark: number, match: (entry: LogEntry) => boolean) =>
-  waitFor('a matching function log entry', () => app.logs().slice(mark).find(match), FLOW_MS);
+/**
+ * The first entry after the first `mark` entries that matches; `viaFeed` when the change feed's next poll
+ * brings it (the wait then skips the poll delay by moving the stack clock).
+ */
+async function logged(mark: number, match: (entry: LogEntry) => boolean, viaFeed = false) {
+  const found = (entries: LogEntry[]) => entries.slice(mark).find(match);
+  if (viaFeed) await app.waitForFeed((entries) => found(entries) !== undefined, FLOW_MS);
+  return waitFor('a matching function log entry', () => found(app.logs()), FLOW_MS);
+}
 
 async function manageTasks(titles: string[]): Promise<string[]> {
   const lines: string[] = [];
@@ -122,11 +133,11 @@ describe.concurrent('outages of the change feed flow (beside the Event Hubs outa
         // Once a first task is notified, the change feed is known to be running.
         const first = await manageTasks(titles('first'));
         await eachOnce('TaskCreatedNotification', first);
-        // Written just before the stop: the feed (polling every 5 s) most likely reads them after it.
+        // Written just before the stop: the feed, waiting out its poll delay, reads them only after it.
         const before = await manageTasks(titles('before the Cosmos outage'));
         const mark = app.logs().length;
         await whileDown('cosmos', async () => {
-          const outage = await hostProblem(mark, /^Lease 0 /);
+          const outage = await hostProblem(mark, /^Lease 0 /, true);
           expect(outage.message).toMatch(/^Lease 0 experiencing transient connectivity issues\. /);
         });
         const after = await manageTasks(titles('after the Cosmos outage'));
@@ -154,6 +165,7 @@ describe.concurrent('outages of the change feed flow (beside the Event Hubs outa
             mark,
             (e) =>
               e.function === 'PublishDocumentCreated' && e.message.startsWith('Exception while executing'),
+            true,
           );
           expect(failure.message).toMatch(
             new RegExp(

@@ -1,6 +1,7 @@
 /** The function app under test: the stack's components (the function app in the local host) and helpers. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { FEED_POLL_DELAY_MS } from '../../contracts/target.ts';
 import { documentedAnswer } from '../../contracts/validate.ts';
 import { testDataDir, waitFor } from '../../emulators/core/testing.ts';
 import { type LogEntry, readLogFile } from '../../emulators/functions-host/logs.ts';
@@ -25,6 +26,12 @@ export interface AppStack {
    * the whole log, such as a count, must not re-read it for each entry); fails like waitForLog.
    */
   waitForLogs(holds: (entries: LogEntry[]) => boolean, timeoutMs?: number): Promise<void>;
+  /**
+   * As waitForLogs, for what comes through PublishDocumentCreated's change feed: its poll delay is stack
+   * time, so this moves the stack clock by it each second while it waits, rather than wait it out. (A
+   * move made while the feed reads rather than waits is lost; the next one catches it.)
+   */
+  waitForFeed(holds: (entries: LogEntry[]) => boolean, timeoutMs?: number): Promise<void>;
   /** Every line of every log file of the run (components and functions). */
   allLogText(): string;
   stop(): Promise<void>;
@@ -62,8 +69,9 @@ export async function startAppStack(options: AppStackOptions = {}): Promise<AppS
     what: string,
     probe: (entries: LogEntry[]) => T | undefined | false,
     timeoutMs = 60_000,
+    nudge?: () => Promise<void>,
   ) =>
-    waitFor(what, () => probe(readLog()), timeoutMs).catch((error: Error) => {
+    waitFor(what, () => probe(readLog()), timeoutMs, nudge).catch((error: Error) => {
       const tail = readLog()
         .slice(-15)
         .map((entry) => entry.message)
@@ -82,6 +90,11 @@ export async function startAppStack(options: AppStackOptions = {}): Promise<AppS
       pollLog('a matching function log entry', (e) => e.find(match), timeoutMs),
     async waitForLogs(holds, timeoutMs) {
       await pollLog('the function log to hold what is expected', holds, timeoutMs);
+    },
+    async waitForFeed(holds, timeoutMs) {
+      await pollLog('the change feed to bring what is expected', holds, timeoutMs, () =>
+        stack.advanceClock(FEED_POLL_DELAY_MS),
+      );
     },
     allLogText() {
       const dir = join(data.dir, 'logs');

@@ -124,7 +124,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
           lease.ContinuationToken = page.continuationToken;
           await leases.items.upsert(lease);
         }
-        await pauses.pause(pollMs);
+        await pauses.pause(pollMs, host.clock);
         continue;
       }
       const reason = `New changes on container ${monitored.id} at ${host.clock.date().toISOString()}`;

@@ -25,3 +25,16 @@ app.cosmosDB('withoutLeases', {
     for (const document of documents) context.log(`late listener saw ${document.id}`);
   },
 });
+
+app.cosmosDB('hourlyChange', {
+  connection: 'DocumentDbConnection',
+  databaseName: 'TasksDB',
+  containerName: 'Tasks',
+  leaseContainerName: 'hourlyLeases',
+  createLeaseContainerIfNotExists: true,
+  // An hour between polls: only moving the stack clock brings a change within a test.
+  feedPollDelay: 3_600_000,
+  handler: (documents, context) => {
+    for (const document of documents) context.log(`hourly ${document.id}`);
+  },
+});
