@@ -105,12 +105,43 @@ export async function listen(server: NetServer, port: number, host = LOOPBACK): 
   }
 }
 
-/** Closes a server, ending idle keep-alive connections so it does not linger. */
+/** Closes a server at once: every connection ends, a request under way too (an outage, for a store). */
 export function close(server: Server): Promise<void> {
   return new Promise((resolve) => {
     server.close(() => resolve());
     server.closeAllConnections();
   });
+}
+
+/**
+ * A graceful stop for `server`, set up as it is created (it counts requests from then on), as a web host
+ * stops: no new connections, the requests whose answers are not yet sent get `graceMs`, then every
+ * connection ends (an idle kept-alive one, or one lingering after its answer, does not hold the stop).
+ */
+export function gracefulClose(server: Server): (graceMs: number) => Promise<void> {
+  const underWay = new Set<ServerResponse>();
+  let settled: (() => void) | undefined;
+  server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+    underWay.add(res);
+    const done = () => {
+      underWay.delete(res);
+      if (underWay.size === 0) settled?.();
+    };
+    res.once('finish', done).once('close', done);
+  });
+  return async (graceMs) => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    if (underWay.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        settled = resolve;
+        timer = setTimeout(resolve, graceMs);
+      });
+      clearTimeout(timer);
+    }
+    server.closeAllConnections();
+    await closed;
+  };
 }
 
 export class BodyTooLargeError extends Error {

@@ -1,6 +1,6 @@
 /** The host's HTTP side, driven over real HTTP: loading, settings, hooks, routes, methods, bodies, failures, logs. */
 import { statSync } from 'node:fs';
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDataDir, waitFor } from '../core/testing.ts';
@@ -270,5 +270,63 @@ describe('failures and logs', () => {
     });
     expect(raw).toBe(200);
     expect((await get('/api/hello')).status).toBe(200);
+  });
+});
+
+// Last: these stop the host, then start it again for afterAll.
+describe('stopping', () => {
+  it('answers the requests under way and refuses new connections; an idle kept-alive one does not hold it', async () => {
+    // A kept-alive connection, idle by the time of the stop: server.close alone would wait its 120 s out.
+    const agent = new Agent({ keepAlive: true });
+    const kept = await new Promise<number>((resolve, reject) =>
+      request(`${base}/api/hello`, { agent }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      })
+        .on('error', reject)
+        .end(),
+    );
+    expect(kept).toBe(200);
+    const mark = readLog(logFile).length;
+    const underWay = get('/api/brief');
+    await waitFor('the brief function to run', () =>
+      readLog(logFile)
+        .slice(mark)
+        .some((e) => e.message.startsWith("Executing 'Functions.brief'")),
+    );
+    const stopped = host.stop();
+    const response = await underWay;
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe('answered');
+    await expect(get('/api/hello')).rejects.toThrow();
+    await stopped;
+    agent.destroy();
+    await host.start();
+    base = host.endpoints.baseUrl as string;
+  });
+
+  it('ends a request still unanswered after the grace (5 s): a client that never sends its body cannot hold the stop', async () => {
+    // Wrapped: a promise resolved with a promise would wait for it.
+    const { ended } = await new Promise<{ ended: Promise<string> }>((held, reject) => {
+      const req = request(`${base}/api/echo`, {
+        method: 'POST',
+        // The host answers 100 Continue once it holds the request: then the body is left unfinished.
+        headers: { 'content-length': 10, expect: '100-continue' },
+      });
+      const ended = new Promise<string>((resolve) => {
+        req.on('response', (res) => resolve(`answered ${res.statusCode}`));
+        req.on('error', (error) => resolve(error.message));
+      });
+      req.on('continue', () => {
+        req.write('12345');
+        held({ ended });
+      });
+      req.on('error', reject);
+      req.flushHeaders();
+    });
+    await host.stop();
+    expect(await ended).toBe('socket hang up');
+    expect(host.output.join('\n')).not.toContain('did not stop within');
+    await host.start();
   });
 });

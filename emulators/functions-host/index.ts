@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { defineEmulator } from '../core/emulator.ts';
-import { close, listen } from '../core/http.ts';
+import { gracefulClose, listen } from '../core/http.ts';
 import { inputReader } from './bindings/inputs.ts';
 import { outputWriter, unsupportedBindings } from './bindings/outputs.ts';
 import { loadHostConfig, resolveAppSettings } from './config.ts';
@@ -22,6 +22,12 @@ import { startListener } from './listeners.ts';
 import { loadApp, runAppStart, runAppTerminate } from './loader.ts';
 import { FunctionLogs } from './logs.ts';
 import { triggerKinds } from './triggers/kinds.ts';
+
+/**
+ * How long a stopping host lets HTTP requests under way finish: ASP.NET Core's default shutdown timeout,
+ * after which the runtime ends them (azure-functions-host#4765).
+ */
+const SHUTDOWN_GRACE_MS = 5_000;
 
 /** Checks an action's input, failing with a readable message. */
 function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
@@ -131,6 +137,7 @@ export default defineEmulator({
     };
     const kinds = triggerKinds();
     const server = createHostServer(host, kinds);
+    const closeServer = gracefulClose(server);
     const port = await listen(server, options.port);
     host.baseUrl = `http://127.0.0.1:${port}`;
     settings.WEBSITE_HOSTNAME = `127.0.0.1:${port}`;
@@ -205,8 +212,11 @@ export default defineEmulator({
       },
       async stop() {
         stopping.abort();
-        await Promise.allSettled(listeners.map((listener) => listener.stop()));
-        await close(server);
+        // As the runtime's web host (ASP.NET Core) stops: HTTP requests under way get its 5 s to finish.
+        await Promise.all([
+          Promise.allSettled(listeners.map((listener) => listener.stop())),
+          closeServer(SHUTDOWN_GRACE_MS),
+        ]);
         await runAppTerminate(registry).catch((error: Error) =>
           logs.host('error', `appTerminate hook failed: ${error.message}`),
         );

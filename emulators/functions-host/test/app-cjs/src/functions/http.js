@@ -88,6 +88,10 @@ app.http('fail', {
 app.http('slow', {
   handler: () => new Promise((resolve) => setTimeout(() => resolve({ body: 'late' }), 4000)),
 });
+/** Still running when the host is asked to stop (http.test.ts): answered within the stop's grace. */
+app.http('brief', {
+  handler: () => new Promise((resolve) => setTimeout(() => resolve({ body: 'answered' }), 500)),
+});
 
 app.http('noContent', { handler: async () => ({ status: 204 }) });
 app.http('nothing', { handler: async () => undefined });
