@@ -35,6 +35,16 @@ describe('taskstack help', () => {
   });
 });
 
+describe('npm run taskstack (the CLI without npx reading the whole installed tree first)', () => {
+  it('runs the same command line', () => {
+    const { status, stdout } = spawnSync('npm', ['run', '-s', 'taskstack', '--', 'help'], {
+      encoding: 'utf8',
+    });
+    expect(status).toBe(0);
+    expect(stdout).toBe(run(['help']).stdout);
+  });
+});
+
 describe('taskstack refuses, in one line', () => {
   const data = testDataDir();
   afterAll(data.remove);
