@@ -195,7 +195,13 @@ export class ComponentProcess {
   /** Gives the component the stack clock's history, now if it runs and at every later (re)start. */
   async setClock(shifts: readonly ClockShift[]): Promise<void> {
     this.start.shifts = [...shifts];
-    if (this.#child?.connected) await this.request({ type: 'clock', shifts: this.start.shifts });
+    const child = this.#child;
+    if (!child?.connected) return;
+    // A process that exits before it answers (stopped, crashed) is not running: its next start takes
+    // the history from `start`, so only a running one's failure fails the move.
+    await this.request({ type: 'clock', shifts: this.start.shifts }).catch((error: Error) => {
+      if (child.exitCode === null && child.signalCode === null) throw error;
+    });
   }
 
   /** Whether the component's process runs (it may be between a crash and its restart). */

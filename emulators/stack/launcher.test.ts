@@ -167,6 +167,20 @@ describe('the launcher', () => {
     await expect.poll(async () => (await stack.health()).blob, { timeout: 60_000 }).toBe('ok');
   });
 
+  it('moves the clock even when a component dies before it takes the move (its restart starts from the moved clock)', async () => {
+    const before = stack.pids().keyvault as number;
+    // Stopped, it cannot answer the clock message; killed, it never will.
+    process.kill(before, 'SIGSTOP');
+    const moved = stack.advanceClock(60_000);
+    process.kill(before, 'SIGKILL');
+    await moved;
+    await expect
+      .poll(async () => stack.pids().keyvault !== before && (await stack.health()).keyvault, {
+        timeout: 60_000,
+      })
+      .toBe('ok');
+  });
+
   it('gives up on a component that keeps dying; `taskstack status` then exits non-zero until it is back', async () => {
     const status = () => runCli(['status', '--data-dir', data.dir]);
     expect((await status()).status).toBe(0);
