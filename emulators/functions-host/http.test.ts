@@ -1,6 +1,7 @@
 /** The host's HTTP side, driven over real HTTP: loading, settings, hooks, routes, methods, bodies, failures, logs. */
 import { statSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent, createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDataDir, waitFor } from '../core/testing.ts';
@@ -287,20 +288,34 @@ describe('stopping', () => {
         .end(),
     );
     expect(kept).toBe(200);
-    const mark = readLog(logFile).length;
-    const underWay = get('/api/brief');
-    await waitFor('the brief function to run', () =>
-      readLog(logFile)
-        .slice(mark)
-        .some((e) => e.message.startsWith("Executing 'Functions.brief'")),
-    );
+    // The function stays in flight until this server answers its call.
+    let release: (() => void) | undefined;
+    const releaser = createServer((_req, res) => {
+      release = () => res.end();
+    });
+    await new Promise<void>((resolve) => releaser.listen(0, '127.0.0.1', resolve));
+    const releaseUrl = `http://127.0.0.1:${(releaser.address() as AddressInfo).port}/`;
+    const underWay = get(`/api/held?release=${encodeURIComponent(releaseUrl)}`);
+    const free = await waitFor('the held function to run', () => release);
     const stopped = host.stop();
+    // A new connection each time (no agent): once one is refused, the stop is under way.
+    const refused = () =>
+      new Promise<boolean>((resolve) =>
+        request(`${base}/api/hello`, { agent: false }, (res) => {
+          res.resume();
+          resolve(false);
+        })
+          .on('error', () => resolve(true))
+          .end(),
+      );
+    await waitFor('the host to refuse new connections', refused);
+    free();
     const response = await underWay;
     expect(response.status).toBe(200);
     expect(await response.text()).toBe('answered');
-    await expect(get('/api/hello')).rejects.toThrow();
     await stopped;
     agent.destroy();
+    releaser.close();
     await host.start();
     base = host.endpoints.baseUrl as string;
   });

@@ -88,9 +88,12 @@ app.http('fail', {
 app.http('slow', {
   handler: () => new Promise((resolve) => setTimeout(() => resolve({ body: 'late' }), 4000)),
 });
-/** Still running when the host is asked to stop (http.test.ts): answered within the stop's grace. */
-app.http('brief', {
-  handler: () => new Promise((resolve) => setTimeout(() => resolve({ body: 'answered' }), 500)),
+/** Answers once the URL in `release` answers: http.test.ts holds it in flight across the host's stop. */
+app.http('held', {
+  handler: async (request) => {
+    await fetch(request.query.get('release'));
+    return { body: 'answered' };
+  },
 });
 
 app.http('noContent', { handler: async () => ({ status: 204 }) });
