@@ -51,6 +51,23 @@ if (['help', '--help', '-h'].includes(command) || rest.includes('--help') || res
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /**
+ * Calls `then` once when whoever reads this process's output has gone (`npm start | grep x`, the reader
+ * ended by the same Ctrl-C; `| head`): every write then fails with EPIPE. The later failures are
+ * ignored: unhandled, the first killed the launcher mid-stop with a stack trace, leaving stack.json
+ * behind; and `then` must not write (a failed write would call it again).
+ */
+function whenOutputLost(then: () => void) {
+  let lost = false;
+  const onError = () => {
+    if (lost) return;
+    lost = true;
+    then();
+  };
+  process.stdout.on('error', onError);
+  process.stderr.on('error', onError);
+}
+
+/**
  * Runs a script of the project against a target in its own process; exits with its exit code.
  * `targetArgs`: the part of `args` naming the target. The process trusts the target stack's CA as the
  * stack's own processes do (openSslTrust), beside any NODE_EXTRA_CA_CERTS of the caller's (which many
@@ -162,7 +179,11 @@ async function startCommand() {
     console.log('stopping…');
     interrupt.abort();
   };
-  for (const signal of SIGNALS) process.on(signal, duringStart);
+  // During the start, then once started (shutdown). The output's reader gone stops it as a closing
+  // terminal does (SIGPIPE); the components' lines still go to their log files.
+  let stopOn: (signal: NodeJS.Signals) => void = duringStart;
+  for (const signal of SIGNALS) process.on(signal, (received) => stopOn(received));
+  whenOutputLost(() => stopOn('SIGPIPE'));
   const stack = await start(
     {
       dataDir,
@@ -184,7 +205,6 @@ async function startCommand() {
     // As a shell reports a command a signal ended: 128 + the signal's number (130 for Ctrl-C).
     process.exit(128 + constants.signals[interruptedBy]);
   });
-  for (const signal of SIGNALS) process.off(signal, duringStart);
   let stopping = false;
   const shutdown = async () => {
     // A second Ctrl-C changes nothing: the stop runs to its end (a component that does not stop within
@@ -197,8 +217,8 @@ async function startCommand() {
     process.exit(0);
   };
   // SIGHUP: the terminal went away. Before the banner: whoever reads it may stop the stack at once (a
-  // signal that came between the banner and these handlers killed the launcher, leaving stack.json).
-  for (const signal of SIGNALS) process.on(signal, shutdown);
+  // signal that came between the banner and this handler killed the launcher, leaving stack.json).
+  stopOn = shutdown;
   console.log(banner(stack.description, performance.now() - began));
   // The builds are done. Only now: a Ctrl-C while esbuild stopped (as the banner shows) killed the launcher.
   await stopBuilding();

@@ -1,7 +1,7 @@
 /**
  * Stopping as users and machines do it: Ctrl-C in a terminal (SIGINT to the whole process group),
- * SIGTERM to the group, a second Ctrl-C while stopping, `taskstack stop` from elsewhere, and the
- * launcher killed outright.
+ * SIGTERM to the group, a second Ctrl-C while stopping, `taskstack stop` from elsewhere, the reader of
+ * its output gone (a pipe), and the launcher killed outright.
  */
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -152,6 +152,35 @@ describe('stopping the stack', () => {
     expect(afterStop).toContain('stopped.');
     expect(afterStop, afterStop).not.toMatch(NOISE);
     await expectAllGone(running);
+  });
+
+  it('Ctrl-C that also ends the reader of its output (`npm start | grep x`) still stops everything quietly', async () => {
+    const stack = await startCli(data.dir, '--free-ports');
+    const running = await snapshot(stack);
+    const before = stack.output().length;
+    process.kill(-(stack.child.pid as number), 'SIGINT');
+    // The reader goes with the same signal: every later write to stdout fails (EPIPE). stderr is still read.
+    stack.child.stdout?.destroy();
+    expect(await stack.exited).toBe(0);
+    expect(stack.output().slice(before)).toBe('');
+    await expectAllGone(running);
+  });
+
+  it('a reader of its output that goes during the start (`npm start | head -3`) stops it, as SIGPIPE would', async () => {
+    const { child, output, exited } = spawnCli(data.dir, '--free-ports');
+    const seen = new Set<number>();
+    const watching = setInterval(() => {
+      for (const pid of descendants(child.pid as number)) seen.add(pid);
+    }, 10);
+    whenPrinted(child, ' starting', () => child.stdout?.destroy());
+    const code = await exited;
+    clearInterval(watching);
+    // 128 + SIGPIPE, as a shell reports a command that signal ended; stderr (still read) says nothing.
+    expect(code, output()).toBe(141);
+    expect(output()).not.toMatch(NOISE);
+    expect(output()).not.toContain('taskstack is ready');
+    await waitFor('every process the launcher had to exit', () => [...seen].every((pid) => !alive(pid)));
+    expect(existsSync(stackFilePath(data.dir))).toBe(false);
   });
 
   it('`taskstack stop` returns only once everything is down, and says so', async () => {
