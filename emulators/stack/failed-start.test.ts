@@ -38,3 +38,11 @@ it('leaves no process behind when an app fails to start', async () => {
   );
   expect(componentProcesses()).toEqual([]);
 });
+
+it('names the components an app needs that were not asked for, when it fails to start without them', async () => {
+  // The Functions host keeps its keys in blob storage: without Azurite its start fails.
+  const attempt = start({ dataDir: data.dir, ports: 'free', components: ['functions'], console: false });
+  await expect(attempt).rejects.toThrow(
+    /^functions failed to start: .+ \(not running, though its settings name them: blob, eventhubs, cosmos, keyvault, eventgrid, identity\)$/,
+  );
+});

@@ -178,9 +178,14 @@ export async function start(
     },
     async launch(component) {
       await component.launch().catch((error: Error) => {
+        // A start with only some components (`--components functions`): the likely cause, named.
+        const absent = (startAfter.get(component.name) ?? []).filter((name) => !byName.has(name));
+        const message = absent.length
+          ? `${error.message} (not running, though its settings name them: ${absent.join(', ')})`
+          : error.message;
         // Stopped by a Ctrl-C during the start: not a failure of its own.
-        if (!signal?.aborted) out.progress(component.name, 'failed', error.message);
-        throw new Error(`${component.name} failed to start: ${error.message}`);
+        if (!signal?.aborted) out.progress(component.name, 'failed', message);
+        throw new Error(`${component.name} failed to start: ${message}`);
       });
       const ms = performance.now() - (startedAt.get(component) ?? 0);
       if (!signal?.aborted) out.progress(component.name, 'ready', `in ${Math.round(ms)} ms`);
