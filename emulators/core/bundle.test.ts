@@ -107,6 +107,12 @@ console.log(${JSON.stringify(word)}, where === ${JSON.stringify(pathToFileURL(`$
     writeFileSync(cache, 'not a cache');
     expect(run(first.a as string).stdout).toBe('alpha true a.cjs  /');
     expect(readFileSync(cache, 'utf8')).not.toBe('not a cache');
+    // A named cache (a host's, per app) is a file of its own; the bundle still sees only its arguments.
+    const { stdout } = spawnSync(process.execPath, [runCached, '--cache=app-1', first.a as string, 'z'], {
+      encoding: 'utf8',
+    });
+    expect(stdout.trim()).toBe('alpha true a.cjs z /');
+    expect(readFileSync(`${first.a}.app-1.v8cache`).length).toBeGreaterThan(0);
 
     // Asked again with the same entries and sources: the same files. A changed entry text: built again.
     expect(await bundleEntries('test-entries', dir, { a: say('alpha'), b: say('beta') })).toEqual(first);

@@ -1,7 +1,9 @@
-// `node run-cached.cjs BUNDLE [ARGS…]` runs the CommonJS bundle BUNDLE as if it were the main script
-// (`node BUNDLE ARGS…`), compiled from V8's code cache kept beside it (BUNDLE.v8cache): a component's
-// process then skips most of the parsing and compiling of its bundle, about half of loading it (Node 20
-// has no compile cache of its own; Node 22's module.enableCompileCache does the same).
+// `node run-cached.cjs [--cache=NAME] BUNDLE [ARGS…]` runs the CommonJS bundle BUNDLE as if it were the
+// main script (`node BUNDLE ARGS…`), compiled from V8's code cache kept beside it (BUNDLE.v8cache, or
+// BUNDLE.NAME.v8cache): a component's process then skips most of the parsing and compiling of its
+// bundle, about half of loading it (Node 20 has no compile cache of its own; Node 22's
+// module.enableCompileCache does the same). A cache holds what the start that wrote it compiled, so
+// processes of one bundle whose starts run different code (hosts of different apps) keep one each.
 //
 // The bundle runs as Node's CommonJS loader runs a file (the same function wrapper, its own module
 // and require). Node 20 loses the import() callback of a script compiled from a cache
@@ -16,10 +18,12 @@ const Module = require('node:module');
 const { dirname, resolve } = require('node:path');
 const vm = require('node:vm');
 
+const named = /^--cache=([\w-]+)$/.exec(process.argv[2] ?? '');
+if (named) process.argv.splice(2, 1);
 const bundle = resolve(process.argv[2] ?? '');
 // The bundle sees itself as the main script, with its own arguments: `node BUNDLE ARGS…`.
 process.argv.splice(1, 2, bundle);
-const cachePath = `${bundle}.v8cache`;
+const cachePath = named ? `${bundle}.${named[1]}.v8cache` : `${bundle}.v8cache`;
 
 /** The bundle compiled, from the cache if V8 takes it; the cache's bytes are not kept once used. */
 function compile() {

@@ -12,7 +12,7 @@ import { callsFor } from '../../bench/measure.ts';
 import { heapFlags, withMallocEnv } from '../core/heap.ts';
 import type { FromComponent, ToComponent } from '../core/ipc.ts';
 import { testContext, testDataDir } from '../core/testing.ts';
-import { componentEntry } from '../stack/component.ts';
+import { componentEntry, entryArgs } from '../stack/component.ts';
 
 const benchApp = fileURLToPath(new URL('./test/app-bench/', import.meta.url));
 
@@ -71,7 +71,12 @@ async function bareServer(): Promise<{ url: string; stop(): void }> {
 async function hostServer(dataDir: string, options: Record<string, unknown>) {
   const context = await testContext(dataDir);
   const entry = await componentEntry('functions');
-  const child = fork_(entry.path, entry.args, heapFlags('functions'), withMallocEnv(process.env));
+  const child = fork_(
+    entry.path,
+    entryArgs(entry, options),
+    heapFlags('functions'),
+    withMallocEnv(process.env),
+  );
   let seen = '';
   // The host's output may arrive after its ready message: wait for the line itself.
   const reported = new Promise<{ startMs: number; appLoadMs: number }>((resolve) => {

@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { bundleEntries } from '../core/bundle.mjs';
@@ -40,6 +41,19 @@ serveComponent(emulator);`,
   const main = mains[emulator];
   if (!main) throw new Error(`unknown emulator ${emulator}`);
   return { path: runCached, args: [main] };
+}
+/**
+ * The arguments of `entry`'s process for a component started with `options`. A host's start compiles
+ * what its app uses (its triggers' listeners, its bindings) and the code cache keeps what the start
+ * that wrote it compiled (run-cached.cjs), so each app gets a cache of its own, named by its folder.
+ * With one cache for all, the first host to start after a build filled it: a test's app, run before
+ * `npm start`, left the system app's host ~25 ms slower to start (~180 against 151 ms, medians of six).
+ */
+export function entryArgs(entry: ComponentEntry, options: unknown): string[] {
+  const appDir = (options as { appDir?: unknown } | undefined)?.appDir;
+  if (typeof appDir !== 'string') return entry.args;
+  const name = createHash('sha256').update(resolve(appDir)).digest('hex').slice(0, 16);
+  return [`--cache=app-${name}`, ...entry.args];
 }
 type StartMessage = Extract<ToComponent, { type: 'start' }>;
 /** The start message, whose secrets may still be in the making (a fresh data directory's signing key). */
@@ -114,7 +128,7 @@ export class ComponentProcess {
   #spawn(): ChildProcess {
     this.#log ??= createWriteStream(this.logPath, { flags: 'a', mode: 0o600 });
     const trust = openSslTrust(withMallocEnv(this.env));
-    const child = fork(this.entry.path, this.entry.args, {
+    const child = fork(this.entry.path, entryArgs(this.entry, this.start.options), {
       execArgv: [...heapFlags(this.start.emulator), ...trust.execArgv],
       env: trust.env,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

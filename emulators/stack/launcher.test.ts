@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadApps } from '../core/apps.ts';
 import { heapFlags, MALLOC_ENV } from '../core/heap.ts';
 import { testDataDir } from '../core/testing.ts';
-import { hostOfKind } from '../registry.ts';
+import { hostOfKind, serviceNames } from '../registry.ts';
 import { CONTROL_KEY_HEADER } from './control.ts';
 import { type Stack, start } from './launcher.ts';
 import { stackFilePath } from './stackfile.ts';
@@ -49,9 +49,12 @@ describe('the launcher', () => {
     expect(more).toEqual([]);
     const azuriteEnv = readFileSync(`/proc/${azurite}/environ`, 'utf8').split('\0');
     expect(azuriteEnv).toEqual(expect.arrayContaining(mallocEnv));
+    // Each app's host keeps a code cache of its own, named by the app's folder (web apps A and B: one app).
+    const caches: Record<string, string | undefined> = {};
     for (const [name, pid] of Object.entries(stack.pids())) {
       const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
       const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      caches[name] = argv.find((arg) => arg.startsWith('--cache='));
       expect(argv, name).toContain('--use-openssl-ca');
       const kind = apps[name]?.kind;
       expect(argv, name).toEqual(expect.arrayContaining(heapFlags(kind ? hostOfKind[kind] : name)));
@@ -62,6 +65,11 @@ describe('the launcher', () => {
         name,
       ).toEqual([]);
     }
+    expect(caches.functions).toMatch(/^--cache=app-[0-9a-f]{16}$/);
+    expect(caches.web).toMatch(/^--cache=app-[0-9a-f]{16}$/);
+    expect(caches['web-b']).toBe(caches.web);
+    expect(caches.functions).not.toBe(caches.web);
+    for (const name of serviceNames) expect(caches[name], name).toBeUndefined();
 
     // Each address answers on the wire.
     const urls = Object.values(file.endpoints as Record<string, Record<string, string>>)
