@@ -56,6 +56,23 @@ function whenPrinted(child: ChildProcess, text: string, then: () => void) {
   child.stdout?.on('data', watch);
 }
 
+/**
+ * Every process `child` ever has, watched every 10 ms until `stop()` answers them (one forked after a stop
+ * began included).
+ */
+function everyProcessOf(child: ChildProcess) {
+  const seen = new Set<number>();
+  const watching = setInterval(() => {
+    for (const pid of descendants(child.pid as number)) seen.add(pid);
+  }, 10);
+  return {
+    stop() {
+      clearInterval(watching);
+      return seen;
+    },
+  };
+}
+
 describe('stopping the stack', () => {
   /**
    * The stack the launcher-killed test started after its orphans: the Ctrl-C test stops it rather than
@@ -117,15 +134,11 @@ describe('stopping the stack', () => {
 
   it('Ctrl-C during the start stops what has started, leaves nothing behind, and exits as interrupted (130)', async () => {
     const { child, output, exited } = spawnCli(data.dir, '--free-ports');
-    // Every process the launcher ever had, watched until it exits (one forked after the Ctrl-C included).
-    const seen = new Set<number>();
-    const watching = setInterval(() => {
-      for (const pid of descendants(child.pid as number)) seen.add(pid);
-    }, 10);
+    const watched = everyProcessOf(child);
     // The first component is ready: the others, the apps among them, are still starting.
     whenPrinted(child, ' ready in ', () => process.kill(-(child.pid as number), 'SIGINT'));
     const code = await exited;
-    clearInterval(watching);
+    const seen = watched.stop();
     expect(code, output()).toBe(130);
     expect(child.signalCode).toBeNull();
     const afterStop = output().slice(output().indexOf('stopping…'));
@@ -168,13 +181,10 @@ describe('stopping the stack', () => {
 
   it('a reader of its output that goes during the start (`npm start | head -3`) stops it, as SIGPIPE would', async () => {
     const { child, output, exited } = spawnCli(data.dir, '--free-ports');
-    const seen = new Set<number>();
-    const watching = setInterval(() => {
-      for (const pid of descendants(child.pid as number)) seen.add(pid);
-    }, 10);
+    const watched = everyProcessOf(child);
     whenPrinted(child, ' starting', () => child.stdout?.destroy());
     const code = await exited;
-    clearInterval(watching);
+    const seen = watched.stop();
     // 128 + SIGPIPE, as a shell reports a command that signal ended; stderr (still read) says nothing.
     expect(code, output()).toBe(141);
     expect(output()).not.toMatch(NOISE);
