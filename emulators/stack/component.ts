@@ -42,6 +42,7 @@ serveComponent(emulator);`,
   if (!main) throw new Error(`unknown emulator ${emulator}`);
   return { path: runCached, args: [main] };
 }
+
 /**
  * The arguments of `entry`'s process for a component started with `options`. A host's start compiles
  * what its app uses (its triggers' listeners, its bindings) and the code cache keeps what the start
@@ -55,6 +56,7 @@ export function entryArgs(entry: ComponentEntry, options: unknown): string[] {
   const name = createHash('sha256').update(resolve(appDir)).digest('hex').slice(0, 16);
   return [`--cache=app-${name}`, ...entry.args];
 }
+
 type StartMessage = Extract<ToComponent, { type: 'start' }>;
 /** The start message, whose secrets may still be in the making (a fresh data directory's signing key). */
 type PendingStart = Omit<StartMessage, 'secrets'> & { secrets: ComponentSecrets | Promise<ComponentSecrets> };
