@@ -5,6 +5,8 @@ import { type StackDescription, stackFilePath } from './stackfile.ts';
  * printed: a console is often kept as a log (CI, `npm start > file`), and keys are never logged.
  */
 export function banner(stack: StackDescription, startMs: number): string {
+  // stack.json names the provider's address in any case (authUrl): shown only when it runs.
+  const identity = stack.endpoints.identity !== undefined;
   const rows: [string, string | undefined][] = [
     ['Functions (baseUrl)', stack.baseUrl],
     ['Web app A (webBaseUrl)', stack.webBaseUrl],
@@ -13,13 +15,13 @@ export function banner(stack: StackDescription, startMs: number): string {
       .map(([name, app]): [string, string] => [`App ${name}`, app.url]),
     ['Gateway (gatewayUrl)', stack.gatewayUrl],
     ['Developer portal', stack.portalUrl],
-    ['Identity (authUrl)', stack.authUrl],
+    ['Identity (authUrl)', identity ? stack.authUrl : undefined],
     ['Blob storage', stack.endpoints.blob?.blob],
     ['Cosmos DB', stack.endpoints.cosmos?.cosmos],
     ['Key Vault', stack.endpoints.keyvault?.vault],
     ['Event Hubs', stack.endpoints.eventhubs?.amqp],
     ['Control API', stack.controlUrl],
-    ...(stack.testUsers ?? []).map((user): [string, string] => [
+    ...(identity ? (stack.testUsers ?? []) : []).map((user): [string, string] => [
       'test user',
       `${user.userPrincipalName} (password in stack.json)`,
     ]),
