@@ -120,6 +120,7 @@ async function buildNow(
   onBuild?.();
   // Each build gets a folder of its own: a process may still be loading chunks of the previous one.
   const outdir = join(bundlesDir, name, `${Date.now()}-${process.pid}`);
+  writable(outdir);
   const esbuild = await importModule('esbuild');
   const { metafile } = await esbuild.build({
     absWorkingDir: root,
@@ -232,17 +233,45 @@ function inUse(outdir) {
   }
 }
 
+/** Errors of a folder this user may not write in (another user's `node_modules`, a read-only mount). */
+const NOT_WRITABLE = ['EACCES', 'EPERM', 'EROFS'];
+const notWritable = (/** @type {unknown} */ error) =>
+  NOT_WRITABLE.includes(/** @type {NodeJS.ErrnoException} */ (error).code ?? '');
+
+/**
+ * Makes folder `dir` for a build, or says in one line why it cannot: the bundles must live in the
+ * project's `node_modules`, beside the packages they load.
+ * @param {string} dir
+ */
+function writable(dir) {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    if (!notWritable(error)) throw error;
+    throw new Error(
+      `cannot write ${relative(root, bundlesDir)} (${/** @type {NodeJS.ErrnoException} */ (error).code}): ` +
+        'the code taskstack runs is built there, beside the packages it loads; run it as the user who ' +
+        'installed them (npm ci), or make that folder writable',
+    );
+  }
+}
+
 /**
  * Marks the build of `mains` as used by this process for as long as it lives (a stack restarts a
  * component from the build it started with, however many builds came since), and forgets users that
- * have exited, so that the marks stay as few as the live users. Answers `mains`.
+ * have exited, so that the marks stay as few as the live users. Answers `mains`. A user who may not
+ * write there runs the build unmarked: it cannot remove builds either.
  * @param {Record<string, string>} mains
  */
 function useBuild(mains) {
   const users = join(dirname(/** @type {string} */ (Object.values(mains)[0])), '.users');
-  mkdirSync(users, { recursive: true });
-  writeFileSync(join(users, String(process.pid)), '');
-  for (const pid of readdirSync(users)) if (!alive(Number(pid))) rmSync(join(users, pid), { force: true });
+  try {
+    mkdirSync(users, { recursive: true });
+    writeFileSync(join(users, String(process.pid)), '');
+    for (const pid of readdirSync(users)) if (!alive(Number(pid))) rmSync(join(users, pid), { force: true });
+  } catch (error) {
+    if (!notWritable(error)) throw error;
+  }
   return mains;
 }
 

@@ -1,14 +1,20 @@
 import { spawnSync } from 'node:child_process';
 import {
+  chmodSync,
+  copyFileSync,
   existsSync,
+  lstatSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -186,5 +192,66 @@ describe('bundled packages', () => {
     expect(versions.sort()).toEqual([...new Set(versions)].sort());
     expect(versions.filter((version) => version.startsWith('3.'))).toHaveLength(1);
     expect(run(main as string)).toMatchObject({ stdout: 'json function', status: 0 });
+  });
+});
+
+describe("another user's node_modules", () => {
+  it('runs fresh bundles without marking them, and says in one line that a build it needs cannot be written', () => {
+    // A project of its own: this folder's bundle.mjs, what it imports, esbuild, and an entry. Outside
+    // the test's data directory, which is its user's alone (0700).
+    const project = mkdtempSync(join(tmpdir(), 'taskstack-read-only-'));
+    const cache = join(project, 'node_modules', '.cache');
+    // Root may write anywhere: as root, the other user is nobody; otherwise the cache is made read-only.
+    const asRoot = process.getuid?.() === 0;
+    /** Every folder of the project readable by all; the cache's `mode` when the other user is this one. */
+    const setMode = (mode: number) => {
+      for (const dir of [
+        project,
+        ...readdirSync(project, { recursive: true, encoding: 'utf8' })
+          .map((path) => join(project, path))
+          // Not through the link to esbuild: chmod would change the installed package.
+          .filter((path) => lstatSync(path).isDirectory()),
+      ])
+        chmodSync(dir, dir.startsWith(cache) && !asRoot ? mode : 0o755);
+    };
+    try {
+      const repository = fileURLToPath(new URL('../..', import.meta.url));
+      for (const file of [
+        'emulators/core/bundle.mjs',
+        'system/one-copy-per-package.mjs',
+        'package-lock.json',
+      ]) {
+        mkdirSync(dirname(join(project, file)), { recursive: true });
+        copyFileSync(join(repository, file), join(project, file));
+      }
+      mkdirSync(join(project, 'node_modules'));
+      symlinkSync(join(repository, 'node_modules', 'esbuild'), join(project, 'node_modules', 'esbuild'));
+      const entry = join(project, 'entry.ts');
+      writeFileSync(entry, 'export const answer: number = 42;\n');
+      const script = `const { bundle } = await import(${JSON.stringify(pathToFileURL(join(project, 'emulators/core/bundle.mjs')).href)});
+bundle(${JSON.stringify(entry)}).then((main) => console.log(main), (error) => { console.error(error.message); process.exit(1); });`;
+      const bundleAs = (other: boolean) =>
+        spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+          encoding: 'utf8',
+          env: { PATH: process.env.PATH },
+          ...(other && asRoot ? { uid: 65534, gid: 65534 } : {}),
+        });
+      const built = bundleAs(false);
+      expect(built.stderr).toBe('');
+      setMode(0o555);
+      // Fresh: it runs, though it cannot mark the build as used.
+      expect(bundleAs(true)).toMatchObject({ stdout: built.stdout, stderr: '', status: 0 });
+      // A changed source needs a build: one line, naming the folder and what to do.
+      utimesSync(entry, new Date(), new Date(Date.now() + 5_000));
+      expect(bundleAs(true)).toMatchObject({
+        stdout: '',
+        stderr:
+          'cannot write node_modules/.cache/taskstack/bundles (EACCES): the code taskstack runs is built there, beside the packages it loads; run it as the user who installed them (npm ci), or make that folder writable\n',
+        status: 1,
+      });
+    } finally {
+      setMode(0o755);
+      rmSync(project, { recursive: true, force: true });
+    }
   });
 });

@@ -1,11 +1,16 @@
-import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testDataDir } from '../core/testing.ts';
-import { buildAppIfChanged } from './build-app.ts';
+import { buildAppIfChanged, buildStamp } from './build-app.ts';
 
 const data = testDataDir();
-afterAll(() => data.remove());
+/** The stamps of this file's apps, which live in temporary folders: gone with them. */
+const stamps: string[] = [];
+afterAll(() => {
+  data.remove();
+  for (const stamp of stamps) rmSync(stamp, { force: true });
+});
 
 /** An app whose build module counts its runs and answers what it read and wrote. */
 function app(name: string) {
@@ -31,6 +36,7 @@ export default async function build() {
   const past = new Date(Date.now() - 60_000);
   for (const file of [join(dir, 'src', 'main.ts'), join(dir, 'build.ts')]) utimesSync(file, past, past);
   const runs = () => readFileSync(join(dir, 'runs'), 'utf8').length;
+  stamps.push(buildStamp(dir, './build.ts'));
   return { dir, runs, build: () => buildAppIfChanged(dir, './build.ts') };
 }
 
@@ -40,6 +46,8 @@ describe('the launcher builds an app', () => {
     await one.build();
     await one.build();
     expect(one.runs()).toBe(1);
+    // Readable by all, as the build it describes: another user's start can use that build.
+    expect(statSync(buildStamp(one.dir, './build.ts')).mode & 0o777).toBe(0o644);
     const source = join(one.dir, 'src', 'main.ts');
     const later = new Date(Date.now() + 5_000);
     utimesSync(source, later, later);

@@ -24,6 +24,12 @@ const changedSince = (time: number, path: string) => {
   }
 };
 
+/** Where the launcher's build step notes the last build of app `dir` by its build `module`. */
+export function buildStamp(dir: string, module: string): string {
+  const name = relative(repositoryRoot, join(dir, module)).replaceAll('/', '__');
+  return join(repositoryRoot, 'node_modules', '.cache', 'taskstack', 'builds', `${name}.json`);
+}
+
 /**
  * The launcher's build step: as `buildApp`, but skipped while nothing the last build read changed —
  * the sources its build module answered, the build module's own, package-lock.json — and all it wrote
@@ -31,8 +37,7 @@ const changedSince = (time: number, path: string) => {
  * SDKs. A build module that answers nothing is run every time.
  */
 export async function buildAppIfChanged(dir: string, module: string): Promise<void> {
-  const name = relative(repositoryRoot, join(dir, module)).replaceAll('/', '__');
-  const stamp = join(repositoryRoot, 'node_modules', '.cache', 'taskstack', 'builds', `${name}.json`);
+  const stamp = buildStamp(dir, module);
   try {
     const last = JSON.parse(readFileSync(stamp, 'utf8')) as {
       builtAt: number;
@@ -49,5 +54,6 @@ export async function buildAppIfChanged(dir: string, module: string): Promise<vo
   if (!Array.isArray(report?.sources) || !Array.isArray(report.outputs)) return;
   const own = bundleInputs(join(dir, module)).map((path) => join(repositoryRoot, path));
   const inputs = [...new Set([...report.sources, ...own])];
-  writeFileAtomic(stamp, JSON.stringify({ builtAt, inputs, outputs: report.outputs }));
+  // Readable by all, as the build it describes: another user's start can then use that build.
+  writeFileAtomic(stamp, JSON.stringify({ builtAt, inputs, outputs: report.outputs }), 0o644);
 }

@@ -5,4 +5,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { bundle } from '../core/bundle.mjs';
 
 const cli = fileURLToPath(new URL('./cli.ts', import.meta.url));
-await import(pathToFileURL(await bundle(cli, { packages: 'bundle' })).href);
+const main = await bundle(cli, { packages: 'bundle' }).catch((/** @type {Error} */ error) => {
+  console.error(`taskstack: ${error.message}`);
+  process.exit(1);
+});
+await import(pathToFileURL(main).href);
