@@ -21,7 +21,7 @@ import { start } from './launcher.ts';
 import { parseStackOptions } from './options.ts';
 import { StartInterrupted } from './order.ts';
 import { stackPorts } from './ports.ts';
-import { processAlive, runningStack } from './stackfile.ts';
+import { lockHolder, processAlive, runningStack } from './stackfile.ts';
 
 // As in child.ts: this process parses each schema once or twice.
 z.config({ jitless: true });
@@ -273,7 +273,7 @@ switch (command) {
     await stopCommand();
     break;
   case 'reset':
-    if (runningStack(dataDir)) fail(`a stack is running on ${dataDir}; stop it first`);
+    if (runningStack(dataDir) || lockHolder(dataDir)) fail(`a stack is running on ${dataDir}; stop it first`);
     rmSync(dataDir, { recursive: true, force: true });
     console.log(`removed ${dataDir}`);
     break;

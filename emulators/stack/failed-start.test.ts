@@ -1,7 +1,10 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { testDataDir, waitFor } from '../core/testing.ts';
 import { start } from './launcher.ts';
+import { lockHolder } from './stackfile.ts';
 
 const data = testDataDir();
 afterAll(() => data.remove());
@@ -37,6 +40,31 @@ it('leaves no process behind when an app fails to start', async () => {
     () => undefined,
   );
   expect(componentProcesses()).toEqual([]);
+  // Nor the data directory's lock: the next start may go ahead.
+  expect(lockHolder(data.dir)).toBeUndefined();
+});
+
+it('refuses a second start on the same data directory while the first is still starting', async () => {
+  const options = { dataDir: data.dir, ports: 'free' as const, components: ['keyvault'], console: false };
+  // Both at once: stack.json, which a running stack writes, does not exist yet.
+  const [first, second] = await Promise.allSettled([start(options), start(options)]);
+  expect(first.status).toBe('fulfilled');
+  expect(second).toEqual({
+    status: 'rejected',
+    reason: new Error(`a stack is already running on ${data.dir} (pid ${process.pid}); stop it first`),
+  });
+  expect(lockHolder(data.dir)).toBe(process.pid);
+  if (first.status === 'fulfilled') await first.value.stop();
+  expect(lockHolder(data.dir)).toBeUndefined();
+  expect(existsSync(join(data.dir, 'stack.lock'))).toBe(false);
+});
+
+it('takes the data directory over from a launcher that died holding it', async () => {
+  const gone = spawnSync(process.execPath, ['-e', '']).pid;
+  writeFileSync(join(data.dir, 'stack.lock'), String(gone));
+  const stack = await start({ dataDir: data.dir, ports: 'free', components: ['keyvault'], console: false });
+  expect(lockHolder(data.dir)).toBe(process.pid);
+  await stack.stop();
 });
 
 it('names the components an app needs that were not asked for, when it fails to start without them', async () => {

@@ -12,11 +12,11 @@ import { buildAppIfChanged } from './build-app.ts';
 import { type ComponentEntry, ComponentProcess, componentEntry } from './component.ts';
 import { Console } from './console.ts';
 import { startControlServer } from './control.ts';
-import { parseStackOptions, type StackOptionsInput } from './options.ts';
+import { parseStackOptions, type StackOptions, type StackOptionsInput } from './options.ts';
 import { dependentsOf, StartInterrupted, type StartSteps, startInOrder, stopInOrder } from './order.ts';
 import { reservePorts, stackPorts } from './ports.ts';
 import type { Stack } from './stack.ts';
-import { clearStaleStack, removeStackFile, runningStack, writeStackFile } from './stackfile.ts';
+import { clearStaleStack, lockDataDir, removeStackFile, writeStackFile } from './stackfile.ts';
 import { wire } from './wiring.ts';
 
 export type { Stack };
@@ -35,9 +35,20 @@ export async function start(
   { signal }: { signal?: AbortSignal } = {},
 ): Promise<Stack> {
   const options = parseStackOptions(input);
+  // Held until the stack stops, or the start fails.
+  const unlock = lockDataDir(options.dataDir);
+  return startLocked(options, unlock, signal).catch((error) => {
+    unlock();
+    throw error;
+  });
+}
+
+async function startLocked(
+  options: StackOptions,
+  unlock: () => void,
+  signal: AbortSignal | undefined,
+): Promise<Stack> {
   const { dataDir } = options;
-  const other = runningStack(dataDir);
-  if (other) throw new Error(`a stack is already running on ${dataDir} (pid ${other.pid}); stop it first`);
   const stale = await clearStaleStack(dataDir);
 
   const began = performance.now();
@@ -289,6 +300,7 @@ export async function start(
       await control?.close();
       await stopAll();
       removeStackFile(dataDir);
+      unlock();
     },
   };
 

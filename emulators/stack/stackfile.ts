@@ -1,4 +1,4 @@
-import { readFileSync, rmSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../core/files.ts';
 import { portIsFree } from './ports.ts';
@@ -75,6 +75,49 @@ export function processAlive(pid: number): boolean {
 export function runningStack(dataDir: string): StackDescription | undefined {
   const description = readStackFile(dataDir);
   return description && processAlive(description.pid) ? description : undefined;
+}
+
+const lockPath = (dataDir: string) => join(dataDir, 'stack.lock');
+
+/** The live process that holds `dataDir` (a launcher, from the first moment of its start to its stop). */
+export function lockHolder(dataDir: string): number | undefined {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(lockPath(dataDir), 'utf8'));
+  } catch {
+    return undefined;
+  }
+  return Number.isInteger(pid) && pid > 0 && processAlive(pid) ? pid : undefined;
+}
+
+/**
+ * Takes `dataDir` for this process's launcher. stack.json appears only once a stack is ready: two starts
+ * at once (two terminals, a script) each ran their own components on the same state. Throws, naming the
+ * holder, while a live process holds it; takes it over from a dead one (killed, the machine stopped).
+ * Answers how to let go.
+ */
+export function lockDataDir(dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const path = lockPath(dataDir);
+  // Written whole beside it, then linked in one step: the lock never exists without its pid.
+  const mine = `${path}.${process.pid}.tmp`;
+  writeFileSync(mine, String(process.pid), { mode: 0o600 });
+  try {
+    for (;;) {
+      try {
+        linkSync(mine, path);
+        return () => rmSync(path, { force: true });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      const holder = lockHolder(dataDir);
+      if (holder !== undefined)
+        throw new Error(`a stack is already running on ${dataDir} (pid ${holder}); stop it first`);
+      rmSync(path, { force: true });
+    }
+  } finally {
+    rmSync(mine, { force: true });
+  }
 }
 
 /** How long the components of a stack whose launcher died may take to let go of their ports. */
