@@ -64,6 +64,15 @@ describe('taskstack refuses, in one line', () => {
     [['start', '--web-port', '99999'], '--web-port must be a port number from 1 to 65535, not 99999'],
     [['start', '--blob-port', '1.5'], '--blob-port must be a port number from 1 to 65535, not 1.5'],
     [
+      ['start', '--free-ports', '--port-base', '9000'],
+      `--free-ports and --port-base choose the same ports: give one of them; ${HINT}`,
+    ],
+    [['start', '--components', ''], "--components takes component names separated by commas, not ''"],
+    [
+      ['start', '--components', 'blob,,cosmos'],
+      "--components takes component names separated by commas, not 'blob,,cosmos'",
+    ],
+    [
       ['start', '--port-base', '65530', '--data-dir', data.dir],
       `port base 65530 is too high: the stack needs ${portCount} ports from it; choose at most ${65536 - portCount} (--port-base)`,
     ],

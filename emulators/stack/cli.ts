@@ -164,6 +164,12 @@ async function functionsCommand(argv: string[]): Promise<never> {
 }
 
 async function startCommand() {
+  // Two ways to choose every port: one would silently win.
+  if (values['free-ports'] && values['port-base'] !== undefined)
+    fail(`--free-ports and --port-base choose the same ports: give one of them; ${HELP_HINT}`);
+  const names = values.components?.split(',').map((name) => name.trim());
+  if (names?.some((name) => !name))
+    fail(`--components takes component names separated by commas, not '${values.components}'`);
   const portOverrides: Record<string, number> = {};
   for (const name of portNames) {
     const flag = values[`${name}-port` as keyof typeof values];
@@ -194,7 +200,7 @@ async function startCommand() {
           : 'default',
       portOverrides,
       inMemory: values['in-memory'] ?? false,
-      components: values.components?.split(',').map((name) => name.trim()),
+      components: names,
       encryptionKey: values['encryption-key'] ?? process.env.TASKSTACK_ENCRYPTION_KEY,
     },
     { signal: interrupt.signal },
