@@ -232,12 +232,13 @@ async function startCommand() {
 
 /** `taskstack stop`: signals the launcher, then returns only once it has stopped everything. */
 async function stopCommand() {
-  const stack = runningStack(dataDir) ?? fail(`no stack is running on ${dataDir}`);
-  process.kill(stack.pid, 'SIGTERM');
+  // A stack still starting has no stack.json yet, but holds the data directory: its start is stopped.
+  const pid = runningStack(dataDir)?.pid ?? lockHolder(dataDir) ?? fail(`no stack is running on ${dataDir}`);
+  process.kill(pid, 'SIGTERM');
   // Bounded by the components' stop grace (15 s each, in order): two minutes means something is stuck.
   const deadline = Date.now() + 120_000;
-  while (processAlive(stack.pid)) {
-    if (Date.now() > deadline) fail(`the stack (pid ${stack.pid}) has not stopped within two minutes`);
+  while (processAlive(pid)) {
+    if (Date.now() > deadline) fail(`the stack (pid ${pid}) has not stopped within two minutes`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   console.log(`stopped the stack on ${dataDir}.`);

@@ -17,6 +17,7 @@ import {
   everyComponent,
   logsOf,
   portsOf,
+  runCli,
   secretsOf,
   spawnCli,
   startCli,
@@ -188,6 +189,22 @@ describe('stopping the stack', () => {
     // 128 + SIGPIPE, as a shell reports a command that signal ended; stderr (still read) says nothing.
     expect(code, output()).toBe(141);
     expect(output()).not.toMatch(NOISE);
+    expect(output()).not.toContain('taskstack is ready');
+    await waitFor('every process the launcher had to exit', () => [...seen].every((pid) => !alive(pid)));
+    expect(existsSync(stackFilePath(data.dir))).toBe(false);
+  });
+
+  it('`taskstack stop` during the start stops what has started, as SIGTERM does (143)', async () => {
+    const { child, output, exited } = spawnCli(data.dir, '--free-ports');
+    const watched = everyProcessOf(child);
+    // The first component is ready: the others are still starting, and there is no stack.json yet.
+    const stopped = new Promise<Awaited<ReturnType<typeof runCli>>>((resolve) =>
+      whenPrinted(child, ' ready in ', () => resolve(runCli(['stop', '--data-dir', data.dir]))),
+    );
+    const code = await exited;
+    const seen = watched.stop();
+    expect(await stopped).toEqual({ status: 0, stdout: `stopped the stack on ${data.dir}.\n`, stderr: '' });
+    expect(code, output()).toBe(143);
     expect(output()).not.toContain('taskstack is ready');
     await waitFor('every process the launcher had to exit', () => [...seen].every((pid) => !alive(pid)));
     expect(existsSync(stackFilePath(data.dir))).toBe(false);
