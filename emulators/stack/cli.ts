@@ -232,8 +232,8 @@ async function startCommand() {
 
 /** `taskstack stop`: signals the launcher, then returns only once it has stopped everything. */
 async function stopCommand() {
-  // A stack still starting has no stack.json yet, but holds the data directory: its start is stopped.
-  const pid = runningStack(dataDir)?.pid ?? lockHolder(dataDir) ?? fail(`no stack is running on ${dataDir}`);
+  // The launcher holds the data directory from its start's first moment (before stack.json) to its stop.
+  const pid = lockHolder(dataDir) ?? fail(`no stack is running on ${dataDir}`);
   process.kill(pid, 'SIGTERM');
   // Bounded by the components' stop grace (15 s each, in order): two minutes means something is stuck.
   const deadline = Date.now() + 120_000;
@@ -280,7 +280,7 @@ switch (command) {
     await stopCommand();
     break;
   case 'reset':
-    if (runningStack(dataDir) || lockHolder(dataDir)) fail(`a stack is running on ${dataDir}; stop it first`);
+    if (lockHolder(dataDir)) fail(`a stack is running on ${dataDir}; stop it first`);
     rmSync(dataDir, { recursive: true, force: true });
     console.log(`removed ${dataDir}`);
     break;
