@@ -4,7 +4,7 @@
  * its output gone (a pipe), and the launcher killed outright.
  */
 import { type ChildProcess, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testDataDir, waitFor } from '../core/testing.ts';
 import { stackFilePath } from './stackfile.ts';
@@ -197,13 +197,24 @@ describe('stopping the stack', () => {
   it('`taskstack stop` during the start stops what has started, as SIGTERM does (143)', async () => {
     const { child, output, exited } = spawnCli(data.dir, '--free-ports');
     const watched = everyProcessOf(child);
-    // The first component is ready: the others are still starting, and there is no stack.json yet.
-    const stopped = new Promise<Awaited<ReturnType<typeof runCli>>>((resolve) =>
-      whenPrinted(child, ' ready in ', () => resolve(runCli(['stop', '--data-dir', data.dir]))),
+    // The start cannot end while the functions host is frozen: it is forked at once, but can be ready
+    // only after Azurite. The command (a process of its own, ~0.3 s to load) then meets a start under way.
+    const host = await waitFor('the functions host forked', () =>
+      descendants(child.pid as number).find((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('functions.cjs');
+        } catch {
+          return false; // gone meanwhile
+        }
+      }),
     );
+    process.kill(host, 'SIGSTOP');
+    // Thawed once the launcher stops the start, so that it can take its own stop.
+    whenPrinted(child, 'stopping…', () => process.kill(host, 'SIGCONT'));
+    const stopped = await runCli(['stop', '--data-dir', data.dir]);
     const code = await exited;
     const seen = watched.stop();
-    expect(await stopped).toEqual({ status: 0, stdout: `stopped the stack on ${data.dir}.\n`, stderr: '' });
+    expect(stopped).toEqual({ status: 0, stdout: `stopped the stack on ${data.dir}.\n`, stderr: '' });
     expect(code, output()).toBe(143);
     expect(output()).not.toContain('taskstack is ready');
     await waitFor('every process the launcher had to exit', () => [...seen].every((pid) => !alive(pid)));
