@@ -209,8 +209,15 @@ describe('stopping the stack', () => {
       }),
     );
     process.kill(host, 'SIGSTOP');
-    // Thawed once the launcher stops the start, so that it can take its own stop.
-    whenPrinted(child, 'stopping…', () => process.kill(host, 'SIGCONT'));
+    // Thawed once the launcher stops the start, so that it can take its own stop; unless the launcher
+    // has already ended it (a process that has started nothing is killed).
+    whenPrinted(child, 'stopping…', () => {
+      try {
+        process.kill(host, 'SIGCONT');
+      } catch {
+        // ESRCH: gone already
+      }
+    });
     const stopped = await runCli(['stop', '--data-dir', data.dir]);
     const code = await exited;
     const seen = watched.stop();
