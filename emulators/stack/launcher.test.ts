@@ -37,6 +37,13 @@ describe('the launcher', () => {
     );
     expect(Object.keys(file.secrets).sort()).toEqual(['DocumentDbConnection', 'EncryptionKey']);
     expect(Object.keys(file.endpoints).sort()).toEqual(everyComponent.sort());
+    // Each component's console log is logs/<name>.log; the functions host's invocation log sits beside it.
+    const logDir = join(data.dir, 'logs');
+    expect(file.logs).toEqual({
+      ...Object.fromEntries(everyComponent.map((name) => [name, join(logDir, `${name}.log`)])),
+      functions: join(logDir, 'functions.jsonl'),
+      'functions-host': join(logDir, 'functions.log'),
+    });
     for (const path of Object.values(file.logs as Record<string, string>))
       expect(existsSync(path), path).toBe(true);
     expect(await stack.health()).toEqual(Object.fromEntries(everyComponent.map((name) => [name, 'ok'])));

@@ -116,11 +116,12 @@ async function startLocked(
   const functionApp = plans.find((plan) => plan.emulator === 'functions')?.name;
   const logs: Record<string, string> = {};
   const components = plans.map((plan) => {
-    // A functions host's own console log sits beside its invocation log (logs.<app>, JSON lines).
+    // Every component's console log is logs/<name>.log. A functions host's invocation log (JSON lines)
+    // sits beside it and takes the app's key in stack.json, its console log the key <app>-host.
     const invocationLog = plan.options.logFile as string | undefined;
     if (invocationLog) logs[plan.name] = invocationLog;
-    const logName = invocationLog ? `${plan.name}-host` : plan.name;
-    logs[logName] = join(dataDir, 'logs', `${logName}.log`);
+    const consoleLog = join(dataDir, 'logs', `${plan.name}.log`);
+    logs[invocationLog ? `${plan.name}-host` : plan.name] = consoleLog;
     return new ComponentProcess(
       plan.name,
       {
@@ -135,7 +136,7 @@ async function startLocked(
         shifts: [...clock.shifts],
       },
       env,
-      logs[logName] as string,
+      consoleLog,
       out,
       entries.get(plan.emulator) as ComponentEntry,
       // At every (re)start: the endpoints the stack wired, and a health check that passes.
