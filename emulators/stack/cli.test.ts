@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { commandLineTarget, readTarget, reasonOf } from '../../contracts/target.ts';
-import { loadApps } from '../core/apps.ts';
+import { loadApps, repositoryRoot } from '../core/apps.ts';
 import { testDataDir } from '../core/testing.ts';
 import { parseStackOptions } from './options.ts';
 import { freePort, stackPorts } from './ports.ts';
@@ -138,6 +138,22 @@ describe('taskstack refuses, in one line', () => {
     });
     expect(reasonOf(untrusted)).toBe('fetch failed: self-signed certificate in certificate chain');
     expect(reasonOf('text')).toBe('text');
+  });
+
+  it("the data directory: the project's .taskstack from any of its folders, as npm start; given ones from the working directory", () => {
+    const [cwd, fromEnv] = [process.cwd(), process.env.TASKSTACK_DATA_DIR];
+    delete process.env.TASKSTACK_DATA_DIR;
+    try {
+      process.chdir(join(repositoryRoot, 'system', 'functions'));
+      expect(parseStackOptions().dataDir).toBe(join(repositoryRoot, '.taskstack'));
+      expect(parseStackOptions({ dataDir: 'mine' }).dataDir).toBe(join(process.cwd(), 'mine'));
+      process.env.TASKSTACK_DATA_DIR = 'ours';
+      expect(parseStackOptions().dataDir).toBe(join(process.cwd(), 'ours'));
+    } finally {
+      process.chdir(cwd);
+      if (fromEnv === undefined) delete process.env.TASKSTACK_DATA_DIR;
+      else process.env.TASKSTACK_DATA_DIR = fromEnv;
+    }
   });
 
   it('start(): wrong options are named, each with its path', () => {

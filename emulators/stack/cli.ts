@@ -37,7 +37,7 @@ const USAGE = `usage:
   taskstack conformance [--target FILE]              the documented-status table (contracts/)
   taskstack scenario run <name|all> [--target FILE]  the end-to-end flows (scenarios/)
   taskstack help
-The data directory is --data-dir, else TASKSTACK_DATA_DIR, else .taskstack.`;
+The data directory is --data-dir, else TASKSTACK_DATA_DIR, else the project's .taskstack.`;
 const HELP_HINT = '`taskstack help` lists the commands and their options';
 
 const argv = process.argv.slice(2);

@@ -1,12 +1,17 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { repositoryRoot } from '../core/apps.ts';
 
 const port = z.number().int().min(1).max(65535);
 
 /** Options of `start()` and of `taskstack start` (the CLI maps flags and environment onto these). */
 export const stackOptionsSchema = z.object({
-  /** Where keys, the CA, persisted data, logs and stack.json live. */
-  dataDir: z.string().default(process.env.TASKSTACK_DATA_DIR ?? '.taskstack'),
+  /**
+   * Where keys, the CA, persisted data, logs and stack.json live. By default the project's own
+   * `.taskstack`, whatever the working directory: `npm start` runs in the project's folder, and a
+   * command run from one of its subfolders (`npx taskstack status`) must find the same stack.
+   */
+  dataDir: z.string().default(() => process.env.TASKSTACK_DATA_DIR ?? join(repositoryRoot, '.taskstack')),
   /** `default` (conventional ports), `free` (any free ports: tests), or `{ base }` (base + position). */
   ports: z.union([z.enum(['default', 'free']), z.object({ base: port })]).default('default'),
   /** Fixed ports for single components, e.g. `{ blob: 20000 }`. */
