@@ -15,7 +15,8 @@ import { createJwtValidator } from './jwt.ts';
 import { createLimits } from './limits.ts';
 import { createPortal, PORTAL_PATH } from './portal.ts';
 import { gatewayHandler, HEALTH_PATH } from './routes.ts';
-import { createSubscriptionRegistry, STATES, subscriptionKeys } from './subscriptions.ts';
+import { STATES } from './schemas.ts';
+import { createSubscriptionRegistry, subscriptionKeys } from './subscriptions.ts';
 import { TraceStore } from './trace.ts';
 
 /** Edits arrive as several file events; one reload after they settle. */

@@ -4,7 +4,10 @@
  * operations. A file that does not fit is refused naming the property.
  */
 import { z } from 'zod';
-import { STATES } from './subscriptions.ts';
+
+/** A subscription's states, as APIM names them. */
+export const STATES = ['active', 'suspended', 'cancelled', 'expired', 'rejected', 'submitted'] as const;
+export type SubscriptionState = (typeof STATES)[number];
 
 const name = z.string().regex(/^[A-Za-z0-9][\w.-]*$/, 'letters, digits, ".", "_" or "-"');
 

@@ -10,9 +10,7 @@ import { join } from 'node:path';
 import { readJsonIfExists, writeFileAtomic } from '../emulators/core/files.ts';
 import type { SharedSecrets, StackSecrets } from '../emulators/core/secrets.ts';
 import type { SubscriptionDefinition } from './artifacts.ts';
-
-export const STATES = ['active', 'suspended', 'cancelled', 'expired', 'rejected', 'submitted'] as const;
-export type SubscriptionState = (typeof STATES)[number];
+import type { SubscriptionState } from './schemas.ts';
 
 export interface SubscriptionKeys {
   primaryKey: string;
