@@ -1,0 +1,52 @@
+/**
+ * What the apps' builds share (build.ts): the comments of the JavaScript an app ships hold only Latin-1
+ * characters, so V8 keeps a module's source at one byte per character; the code means what it meant.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+import { afterAll, expect, it } from 'vitest';
+import { testDataDir } from '../emulators/core/testing.ts';
+import { bundleOptions, latin1Comments, writeBuildOutput } from './build.ts';
+
+const data = testDataDir();
+afterAll(() => data.remove());
+
+it('replaces each character outside Latin-1 in comments by as many `?` as its UTF-16 length, and nothing else', () => {
+  const code = "/* a — b ’ é ÿ \u0100 😀 */ const x = /—/u; // — end\nconst y = '—';";
+  expect(latin1Comments(code)).toBe("/* a ? b ? é ÿ ? ?? */ const x = /—/u; // ? end\nconst y = '—';");
+  expect(latin1Comments(code)).toHaveLength(code.length);
+});
+
+it('ships modules whose comments had other characters as Latin-1 only, their strings and names unchanged', async () => {
+  writeFileSync(join(data.dir, 'package.json'), '{ "name": "app", "type": "module" }');
+  writeFileSync(
+    join(data.dir, 'main.ts'),
+    [
+      'export const shapes = {',
+      '  /** A dash — and a quote ’, kept as esbuild keeps such comments. */',
+      "  dash: '—’é',",
+      '};',
+      'export const pattern = /—+/u;',
+      'export const ünïcödé = `😀 ${shapes.dash}`;',
+      '',
+    ].join('\n'),
+  );
+  const result = await build({
+    ...bundleOptions(data.dir),
+    entryPoints: ['main.ts'],
+    outdir: 'dist',
+    banner: {},
+  });
+  const { outputs } = await writeBuildOutput(result, join(data.dir, 'dist'));
+  const main = outputs.find((path) => path.endsWith('main.js')) as string;
+  const shipped = readFileSync(main, 'utf8');
+  expect(shipped).toContain('/** A dash ? and a quote ?, kept as esbuild keeps such comments. */');
+  // Only the regular expression keeps its character: esbuild escapes the others.
+  expect(shipped.match(/[^\0-\xff]/gu)).toEqual(['—']);
+  const app = await import(pathToFileURL(main).href);
+  expect(app.shapes.dash).toBe('—’é');
+  expect(app.pattern.test('——')).toBe(true);
+  expect(app.ünïcödé).toBe('😀 —’é');
+});
