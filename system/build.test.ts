@@ -29,6 +29,7 @@ it('ships modules whose comments had other characters as Latin-1 only, their str
       "  dash: '—’é',",
       '};',
       'export const pattern = /—+/u;',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the module's source, a template literal in it
       'export const ünïcödé = `😀 ${shapes.dash}`;',
       '',
     ].join('\n'),
