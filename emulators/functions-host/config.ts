@@ -136,3 +136,25 @@ export function resolveAppSettings(
   for (const [name, value] of Object.entries(settings)) resolved[name] = value;
   return resolved;
 }
+
+/**
+ * The Node arguments an app asks for in `languageWorkers__node__arguments` (app setting, environment or
+ * local.settings.json `Values`, with resolveAppSettings' precedence): the Functions host starts its Node
+ * worker with them, before the worker's script, split at white space. This host's process is the
+ * worker, so they are its own (a debugger: `--inspect=9229`). None when local.settings.json cannot be
+ * read: the host's start then says why.
+ */
+export function workerArguments(
+  appDir: string,
+  settings: Record<string, string>,
+  environment: NodeJS.ProcessEnv = process.env,
+): string[] {
+  const name = 'languageWorkers__node__arguments';
+  let value: string | undefined;
+  try {
+    value = resolveAppSettings(appDir, settings, environment)[name] ?? environment[name];
+  } catch {
+    return [];
+  }
+  return value?.split(/\s+/).filter(Boolean) ?? [];
+}

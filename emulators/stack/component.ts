@@ -10,6 +10,7 @@ import type { ClockShift } from '../core/clock.ts';
 import { heapFlags, withMallocEnv } from '../core/heap.ts';
 import { type FromComponent, NotFoundError, type ToComponent } from '../core/ipc.ts';
 import type { ComponentSecrets } from '../core/secrets.ts';
+import { workerArguments } from '../functions-host/config.ts';
 import { emulatorModule, hosts, services } from '../registry.ts';
 import { type Console, printable } from './console.ts';
 
@@ -55,6 +56,16 @@ export function entryArgs(entry: ComponentEntry, options: unknown): string[] {
   if (typeof appDir !== 'string') return entry.args;
   const name = createHash('sha256').update(resolve(appDir)).digest('hex').slice(0, 16);
   return [`--cache=app-${name}`, ...entry.args];
+}
+
+/**
+ * Node's own arguments for a component's process: its emulator's heap flags and, for a functions host,
+ * its app's `languageWorkers__node__arguments` (workerArguments), which Azure's host gives the Node worker.
+ */
+function nodeArguments({ emulator, options }: PendingStart, env: NodeJS.ProcessEnv): string[] {
+  const { appDir, settings } = options as { appDir?: string; settings?: Record<string, string> };
+  const worker = emulator === 'functions' && appDir ? workerArguments(appDir, settings ?? {}, env) : [];
+  return [...heapFlags(emulator), ...worker];
 }
 
 type StartMessage = Extract<ToComponent, { type: 'start' }>;
@@ -131,7 +142,7 @@ export class ComponentProcess {
     this.#log ??= createWriteStream(this.logPath, { flags: 'a', mode: 0o600 });
     const trust = openSslTrust(withMallocEnv(this.env));
     const child = fork(this.entry.path, entryArgs(this.entry, this.start.options), {
-      execArgv: [...heapFlags(this.start.emulator), ...trust.execArgv],
+      execArgv: [...nodeArguments(this.start, this.env), ...trust.execArgv],
       env: trust.env,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       // Its own process group: a terminal's Ctrl-C (SIGINT to the whole foreground group) reaches the
