@@ -138,23 +138,20 @@ export function resolveAppSettings(
 }
 
 /**
- * The Node arguments an app asks for in `languageWorkers__node__arguments` (app setting, environment or
- * local.settings.json `Values`, with resolveAppSettings' precedence): the Functions host starts its Node
- * worker with them, before the worker's script, split at white space. This host's process is the
- * worker, so they are its own (a debugger: `--inspect=9229`). None when local.settings.json cannot be
- * read: the host's start then says why.
+ * App setting `name` as the app will read it (resolveAppSettings' precedence, then the environment), for
+ * what must be known before the app's process starts: its NODE_OPTIONS, and the Node worker's arguments
+ * `languageWorkers__node__arguments`. Undefined when local.settings.json cannot be read: the host's start
+ * then says why.
  */
-export function workerArguments(
+export function appSetting(
   appDir: string,
   settings: Record<string, string>,
+  name: string,
   environment: NodeJS.ProcessEnv = process.env,
-): string[] {
-  const name = 'languageWorkers__node__arguments';
-  let value: string | undefined;
+): string | undefined {
   try {
-    value = resolveAppSettings(appDir, settings, environment)[name] ?? environment[name];
+    return resolveAppSettings(appDir, settings, environment)[name] ?? environment[name];
   } catch {
-    return [];
+    return undefined;
   }
-  return value?.split(/\s+/).filter(Boolean) ?? [];
 }

@@ -10,7 +10,7 @@ import type { ClockShift } from '../core/clock.ts';
 import { heapFlags, withMallocEnv } from '../core/heap.ts';
 import { type FromComponent, NotFoundError, type ToComponent } from '../core/ipc.ts';
 import type { ComponentSecrets } from '../core/secrets.ts';
-import { workerArguments } from '../functions-host/config.ts';
+import { appSetting } from '../functions-host/config.ts';
 import { emulatorModule, hosts, services } from '../registry.ts';
 import { type Console, printable } from './console.ts';
 
@@ -59,13 +59,24 @@ export function entryArgs(entry: ComponentEntry, options: unknown): string[] {
 }
 
 /**
- * Node's own arguments for a component's process: its emulator's heap flags and, for a functions host,
- * its app's `languageWorkers__node__arguments` (workerArguments), which Azure's host gives the Node worker.
+ * How a component's process starts: its emulator's heap flags and the stack's environment, and for a
+ * host what its app's settings say of it. Azure runs an app's Node process with every app setting in
+ * its environment, so the app's NODE_OPTIONS apply to it; and Azure's Functions host starts the Node
+ * worker with the app's `languageWorkers__node__arguments`, split at white space (a functions host's
+ * process is the app's worker). `--inspect` in either attaches a debugger to the app's code.
  */
-function nodeArguments({ emulator, options }: PendingStart, env: NodeJS.ProcessEnv): string[] {
-  const { appDir, settings } = options as { appDir?: string; settings?: Record<string, string> };
-  const worker = emulator === 'functions' && appDir ? workerArguments(appDir, settings ?? {}, env) : [];
-  return [...heapFlags(emulator), ...worker];
+function processOf({ emulator, options }: PendingStart, env: NodeJS.ProcessEnv) {
+  const { appDir, settings = {} } = options as { appDir?: string; settings?: Record<string, string> };
+  const functions = emulator === 'functions' && appDir !== undefined;
+  const setting = (name: string) => (functions ? appSetting(appDir, settings, name, env) : settings[name]);
+  const worker = functions
+    ? (setting('languageWorkers__node__arguments')?.split(/\s+/).filter(Boolean) ?? [])
+    : [];
+  const nodeOptions = appDir === undefined ? undefined : setting('NODE_OPTIONS');
+  return {
+    execArgv: [...heapFlags(emulator), ...worker],
+    env: nodeOptions === undefined ? env : { ...env, NODE_OPTIONS: nodeOptions },
+  };
 }
 
 type StartMessage = Extract<ToComponent, { type: 'start' }>;
@@ -140,9 +151,10 @@ export class ComponentProcess {
 
   #spawn(): ChildProcess {
     this.#log ??= createWriteStream(this.logPath, { flags: 'a', mode: 0o600 });
-    const trust = openSslTrust(withMallocEnv(this.env));
+    const own = processOf(this.start, this.env);
+    const trust = openSslTrust(withMallocEnv(own.env));
     const child = fork(this.entry.path, entryArgs(this.entry, this.start.options), {
-      execArgv: [...nodeArguments(this.start, this.env), ...trust.execArgv],
+      execArgv: [...own.execArgv, ...trust.execArgv],
       env: trust.env,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       // Its own process group: a terminal's Ctrl-C (SIGINT to the whole foreground group) reaches the

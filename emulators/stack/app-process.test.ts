@@ -1,0 +1,90 @@
+/**
+ * A host's process starts as its app's settings say, as in Azure: the app's NODE_OPTIONS are in its
+ * environment, and a function app's `languageWorkers__node__arguments` are the Node arguments of its
+ * worker (here the host's own process). So `--inspect` attaches a debugger to an app's code, and to no
+ * other process of the stack.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { testDataDir } from '../core/testing.ts';
+import { appSetting } from '../functions-host/config.ts';
+import { appPath } from '../functions-host/test/helpers.ts';
+import { type Stack, start } from './launcher.ts';
+
+const data = testDataDir();
+afterAll(() => data.remove());
+const WORKER = 'languageWorkers__node__arguments';
+
+describe("a function app's settings before its host starts (appSetting)", () => {
+  it('follow the app settings’ precedence: settings, then the environment, then local.settings.json', () => {
+    expect(appSetting(appPath('app-cjs'), { [WORKER]: '--a' }, WORKER, { [WORKER]: '--b' })).toBe('--a');
+    expect(appSetting(appPath('app-cjs'), {}, WORKER, { [WORKER]: '--b' })).toBe('--b');
+    expect(appSetting(appPath('app-cjs'), {}, WORKER, {})).toBeUndefined();
+    const withLocal = (text: string) => {
+      const dir = testDataDir();
+      writeFileSync(join(dir.dir, 'local.settings.json'), text);
+      return dir;
+    };
+    const local = withLocal(JSON.stringify({ Values: { [WORKER]: '--c' } }));
+    const broken = withLocal('{ "Values": ');
+    try {
+      expect(appSetting(local.dir, {}, WORKER, {})).toBe('--c');
+      expect(appSetting(local.dir, {}, WORKER, { [WORKER]: '--b' })).toBe('--b');
+      // An unreadable local.settings.json gives nothing: the host's start says what is wrong with it.
+      expect(appSetting(broken.dir, {}, WORKER, {})).toBeUndefined();
+    } finally {
+      local.remove();
+      broken.remove();
+    }
+  });
+});
+
+describe('apps started with --inspect', () => {
+  let stack: Stack;
+  afterAll(() => stack?.stop());
+
+  /** The port the process of `component` says its inspector listens on, and the targets it lists there. */
+  async function inspector(component: string) {
+    const log = readFileSync(stack.description.logs[component] as string, 'utf8');
+    const port = /Debugger listening on ws:\/\/127\.0\.0\.1:(\d+)\//.exec(log)?.[1];
+    expect(port, log).toBeDefined();
+    return (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { type: string }[];
+  }
+  const argv = (name: string) => readFileSync(`/proc/${stack.pids()[name]}/cmdline`, 'utf8').split('\0');
+  const environ = (name: string) => readFileSync(`/proc/${stack.pids()[name]}/environ`, 'utf8').split('\0');
+
+  it('runs each host with what its app asks for: a debugger can attach to it, and to nothing else', async () => {
+    const appsFile = join(data.dir, 'apps.json');
+    const apps = {
+      fn: {
+        kind: 'functionapp',
+        folder: 'emulators/functions-host/test/app-cjs',
+        localPort: 7090,
+        settings: {},
+      },
+      echo: { kind: 'webapp', folder: 'emulators/appservice/test/app', localPort: 5090, settings: {} },
+    };
+    writeFileSync(appsFile, JSON.stringify({ apps }));
+    stack = await start({
+      dataDir: data.dir,
+      ports: 'free',
+      console: false,
+      appsFile,
+      components: ['fn', 'echo', 'eventgrid'],
+      settings: {
+        fn: { [WORKER]: ' --inspect=127.0.0.1:0  --no-deprecation' },
+        echo: { NODE_OPTIONS: '--inspect=127.0.0.1:0' },
+      },
+    });
+    expect(argv('fn')).toEqual(expect.arrayContaining(['--inspect=127.0.0.1:0', '--no-deprecation']));
+    expect((await inspector('fn-host')).map((target) => target.type)).toEqual(['node']);
+    expect(environ('echo')).toContain('NODE_OPTIONS=--inspect=127.0.0.1:0');
+    expect((await inspector('echo')).map((target) => target.type)).toEqual(['node']);
+    expect(argv('eventgrid').filter((arg) => arg.startsWith('--inspect'))).toEqual([]);
+    expect(environ('eventgrid').filter((entry) => entry.includes('--inspect'))).toEqual([]);
+    // Both serve as ever while their inspectors listen.
+    expect(await (await fetch(`${stack.description.apps.fn?.url}/api/hello/you`)).text()).toBe('Hello, you');
+    expect((await fetch(stack.description.apps.echo?.url as string)).status).toBe(200);
+  });
+});
