@@ -19,6 +19,16 @@ const readStackFile = () => JSON.parse(readFileSync(stackFilePath(data.dir), 'ut
 
 describe('the launcher', () => {
   let stack: Stack;
+  /** POST /functions/managetask through the gateway, with the subscription key. */
+  const throughGateway = () =>
+    fetch(`${stack.description.gatewayUrl}/functions/managetask`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'Ocp-Gateway-Subscription-Key': stack.description.subscriptionKey as string,
+      },
+      body: JSON.stringify({ Title: 'through the gateway' }),
+    });
 
   it('starts every component and describes them in stack.json once healthy', async () => {
     stack = await start({ dataDir: data.dir, ports: 'free', console: false });
@@ -267,6 +277,9 @@ describe('the launcher', () => {
     expect(stack.description.functionKey).toBe(renewed.value);
     const keys = (await stack.action('functions', 'listKeys')) as { functionKeys: { default: string } };
     expect(keys.functionKeys.default).toBe(renewed.value);
+    // The running gateway keeps the key this start gave it, as APIM keeps a named value until the next
+    // deployment: ManageTask refuses it (the restart below gives the gateway the renewed one).
+    expect((await throughGateway()).status).toBe(401);
   });
 
   it('stops everything: each component exits by itself, nothing left listening or running, stack.json gone', async () => {
@@ -300,9 +313,11 @@ describe('the launcher', () => {
       dataDir: data.dir,
       ports: 'free',
       console: false,
-      components: ['identity', 'blob', 'cosmos', 'keyvault', 'functions'],
+      components: ['identity', 'blob', 'cosmos', 'keyvault', 'functions', 'gateway'],
     });
     expect(readStackFile().functionKey).toBe(functionKey);
+    // The gateway started with the host's renewed key, as a deployment writes it.
+    expect((await throughGateway()).status).toBe(200);
     expect(JSON.parse(readFileSync(join(data.dir, 'clock.json'), 'utf8'))).toEqual([]);
     await stack.advanceClock(60_000);
     expect(stack.clock.offsetMs).toBe(60_000);

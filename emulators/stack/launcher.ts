@@ -17,7 +17,7 @@ import { dependentsOf, StartInterrupted, type StartSteps, startInOrder, stopInOr
 import { reservePorts, stackPorts } from './ports.ts';
 import type { Stack } from './stack.ts';
 import { clearStaleStack, lockDataDir, removeStackFile, writeStackFile } from './stackfile.ts';
-import { wire } from './wiring.ts';
+import { useHostKey, wire } from './wiring.ts';
 
 export type { Stack };
 
@@ -225,6 +225,8 @@ async function startLocked(
     if (!keys?.masterKey || !functionKey) return;
     if (hostKeys.masterKey === keys.masterKey && hostKeys.functionKey === functionKey) return;
     Object.assign(hostKeys, { masterKey: keys.masterKey, functionKey });
+    // Before the gateway's first start only: its named value then stays what this start deployed.
+    if (!ready) useHostKey(plans, functionKey);
     if (ready) {
       Object.assign(stack.description, hostKeys);
       writeStackFile(stack.description);

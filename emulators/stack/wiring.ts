@@ -192,29 +192,35 @@ export function wire(
         { functionsBaseUrl: functionsApp && appUrl(functionsApp) },
         Object.fromEntries(topology.eventGrid.topics.map((topic) => [topic.name, topicEndpoint(topic.name)])),
       ),
-      service(
-        'gateway',
-        {
-          artifactsDir: join(repositoryRoot, 'system', 'gateway'),
-          // The named values system/gateway/named-values.json declares (in Azure: the deployment's).
-          namedValues: {
-            FunctionAppBaseUrl: functionsApp ? appUrl(functionsApp) : '',
-            WebAppBaseUrl: apps.web ? appUrl('web') : '',
-            FunctionKey: secrets.functionKey,
-            AuthUrl: authority,
-            TenantId: tenant,
-            EntraClientId: secrets.directory.applications.taskApi?.clientId ?? '',
-            EntraClientSecret: secrets.directory.applications.taskApi?.clientSecret ?? '',
+      {
+        ...service(
+          'gateway',
+          {
+            artifactsDir: join(repositoryRoot, 'system', 'gateway'),
+            // The named values system/gateway/named-values.json declares (in Azure: the deployment's).
+            namedValues: {
+              FunctionAppBaseUrl: functionsApp ? appUrl(functionsApp) : '',
+              WebAppBaseUrl: apps.web ? appUrl('web') : '',
+              FunctionKey: secrets.functionKey,
+              AuthUrl: authority,
+              TenantId: tenant,
+              EntraClientId: secrets.directory.applications.taskApi?.clientId ?? '',
+              EntraClientSecret: secrets.directory.applications.taskApi?.clientSecret ?? '',
+            },
+            // The developer portal signs users in as the developerPortal app registration.
+            portal: {
+              authority: `${authority}/${tenant}`,
+              clientId: secrets.directory.applications.developerPortal?.clientId ?? '',
+              clientSecret: secrets.directory.applications.developerPortal?.clientSecret ?? '',
+            },
           },
-          // The developer portal signs users in as the developerPortal app registration.
-          portal: {
-            authority: `${authority}/${tenant}`,
-            clientId: secrets.directory.applications.developerPortal?.clientId ?? '',
-            clientSecret: secrets.directory.applications.developerPortal?.clientSecret ?? '',
-          },
-        },
-        { gatewayUrl, portalUrl },
-      ),
+          { gatewayUrl, portalUrl },
+        ),
+        // As a deployment writes the host's `default` key into FunctionKey once the code is deployed, the
+        // gateway starts once the host answers, with its key then (useHostKey): keys renewed in an
+        // earlier run persist in the host and win over the stack's.
+        startAfter: functionsApp ? [functionsApp] : [],
+      },
       ...appPlans,
     ],
     appUrl,
@@ -239,3 +245,13 @@ export function wire(
 }
 
 export type Wiring = ReturnType<typeof wire>;
+
+/**
+ * Puts the function host's current `default` key into the gateway's FunctionKey named value, for its
+ * starts from now on (see the gateway's plan in `wire`). A gateway already running keeps the key it
+ * started with, as APIM keeps a named value until the next deployment writes it.
+ */
+export function useHostKey(plans: ComponentPlan[], functionKey: string): void {
+  const gateway = plans.find((plan) => plan.emulator === 'gateway');
+  if (gateway) (gateway.options.namedValues as Record<string, string>).FunctionKey = functionKey;
+}
