@@ -225,11 +225,12 @@ async function startLocked(
     if (!keys?.masterKey || !functionKey) return;
     if (hostKeys.masterKey === keys.masterKey && hostKeys.functionKey === functionKey) return;
     Object.assign(hostKeys, { masterKey: keys.masterKey, functionKey });
-    // Before the gateway's first start only: its named value then stays what this start deployed.
-    if (!ready) useHostKey(plans, functionKey);
     if (ready) {
       Object.assign(stack.description, hostKeys);
       writeStackFile(stack.description);
+    } else {
+      // Before the gateway's first start: its named value then stays what this start deployed.
+      useHostKey(plans, functionKey);
     }
   }
 

@@ -137,12 +137,13 @@ export function wire(
     options: Record<string, unknown>,
     expected: Record<string, string>,
     ports: string[] = [name],
+    startAfter: string[] = [],
   ): ComponentPlan => ({
     name,
     emulator: name,
     options: { port: at(name), ...options },
     expected,
-    startAfter: [],
+    startAfter,
     ports,
   });
   /** The app registrations' redirect URIs: each application's paths on the app it is registered `on`. */
@@ -192,35 +193,34 @@ export function wire(
         { functionsBaseUrl: functionsApp && appUrl(functionsApp) },
         Object.fromEntries(topology.eventGrid.topics.map((topic) => [topic.name, topicEndpoint(topic.name)])),
       ),
-      {
-        ...service(
-          'gateway',
-          {
-            artifactsDir: join(repositoryRoot, 'system', 'gateway'),
-            // The named values system/gateway/named-values.json declares (in Azure: the deployment's).
-            namedValues: {
-              FunctionAppBaseUrl: functionsApp ? appUrl(functionsApp) : '',
-              WebAppBaseUrl: apps.web ? appUrl('web') : '',
-              FunctionKey: secrets.functionKey,
-              AuthUrl: authority,
-              TenantId: tenant,
-              EntraClientId: secrets.directory.applications.taskApi?.clientId ?? '',
-              EntraClientSecret: secrets.directory.applications.taskApi?.clientSecret ?? '',
-            },
-            // The developer portal signs users in as the developerPortal app registration.
-            portal: {
-              authority: `${authority}/${tenant}`,
-              clientId: secrets.directory.applications.developerPortal?.clientId ?? '',
-              clientSecret: secrets.directory.applications.developerPortal?.clientSecret ?? '',
-            },
+      service(
+        'gateway',
+        {
+          artifactsDir: join(repositoryRoot, 'system', 'gateway'),
+          // The named values system/gateway/named-values.json declares (in Azure: the deployment's).
+          namedValues: {
+            FunctionAppBaseUrl: functionsApp ? appUrl(functionsApp) : '',
+            WebAppBaseUrl: apps.web ? appUrl('web') : '',
+            FunctionKey: secrets.functionKey,
+            AuthUrl: authority,
+            TenantId: tenant,
+            EntraClientId: secrets.directory.applications.taskApi?.clientId ?? '',
+            EntraClientSecret: secrets.directory.applications.taskApi?.clientSecret ?? '',
           },
-          { gatewayUrl, portalUrl },
-        ),
+          // The developer portal signs users in as the developerPortal app registration.
+          portal: {
+            authority: `${authority}/${tenant}`,
+            clientId: secrets.directory.applications.developerPortal?.clientId ?? '',
+            clientSecret: secrets.directory.applications.developerPortal?.clientSecret ?? '',
+          },
+        },
+        { gatewayUrl, portalUrl },
+        ['gateway'],
         // As a deployment writes the host's `default` key into FunctionKey once the code is deployed, the
         // gateway starts once the host answers, with its key then (useHostKey): keys renewed in an
         // earlier run persist in the host and win over the stack's.
-        startAfter: functionsApp ? [functionsApp] : [],
-      },
+        functionsApp ? [functionsApp] : [],
+      ),
       ...appPlans,
     ],
     appUrl,
