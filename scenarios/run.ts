@@ -10,7 +10,8 @@ const args = process.argv.slice(2);
 const which = args[0] ?? 'all';
 const chosen = which === 'all' ? SCENARIOS : SCENARIOS.filter((scenario) => scenario.name === which);
 if (chosen.length === 0) {
-  console.error(`no scenario ${which}; choose all or one of: ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  const names = SCENARIOS.map((scenario) => scenario.name).join(', ');
+  console.error(`taskstack scenario run: no scenario ${which}; choose all or one of: ${names}`);
   process.exit(2);
 }
 const { target } = targetOrExit('scenario run', args.slice(1), process.env);

@@ -7,6 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { commandLineTarget, readTarget, reasonOf } from '../../contracts/target.ts';
+import { SCENARIOS } from '../../scenarios/scenarios.ts';
 import { loadApps, repositoryRoot } from '../core/apps.ts';
 import { testDataDir } from '../core/testing.ts';
 import { parseStackOptions } from './options.ts';
@@ -81,12 +82,23 @@ describe('taskstack refuses, in one line', () => {
     expect({ status, stdout, stderr }).toEqual({ status: 1, stdout: '', stderr: `taskstack: ${line}\n` });
   });
 
+  /** A target file that names nothing: enough for a command to get past reading its target. */
+  function emptyTarget() {
+    const file = join(data.dir, 'empty-target.json');
+    writeFileSync(file, '{}');
+    return file;
+  }
+
   it.each([
     [
       ['conformance'],
       `no stack is running on ${data.dir}: start one (npm start), or name one with --target FILE`,
     ],
     [['scenario', 'run', 'all', 'extra'], 'unexpected argument extra; the only option is --target FILE'],
+    [
+      ['scenario', 'run', 'nope', '--target', emptyTarget()],
+      `no scenario nope; choose all or one of: ${SCENARIOS.map((scenario) => scenario.name).join(', ')}`,
+    ],
   ])('%s: exit 2', (args, line) => {
     const { status, stdout, stderr } = run(args, { TASKSTACK_DATA_DIR: data.dir });
     const command = args[0] === 'scenario' ? 'scenario run' : 'conformance';
