@@ -3,7 +3,7 @@
  * trace) of an unknown command or option, a bad value, and a contract command with nothing to run against.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { commandLineTarget, readTarget, reasonOf } from '../../contracts/target.ts';
@@ -33,6 +33,31 @@ describe('taskstack help', () => {
       expect(stdout).toContain(`  taskstack ${command} `);
     for (const command of ['conformance', 'scenario run', 'help'])
       expect(stdout).toContain(`  taskstack ${command}`);
+  });
+});
+
+describe('taskstack reset', () => {
+  const data = testDataDir();
+  afterAll(data.remove);
+
+  it('removes the data directory, says when there is none, and refuses while a launcher holds it', () => {
+    const dir = join(data.dir, 'to-reset');
+    mkdirSync(join(dir, 'state'), { recursive: true });
+    // This test's own process, alive, as the holder of the directory's lock.
+    writeFileSync(join(dir, 'stack.lock'), String(process.pid));
+    expect(run(['reset', '--data-dir', dir])).toMatchObject({
+      status: 1,
+      stdout: '',
+      stderr: `taskstack: a stack is running on ${dir}; stop it first\n`,
+    });
+    expect(existsSync(join(dir, 'state'))).toBe(true);
+    rmSync(join(dir, 'stack.lock'));
+    expect(run(['reset', '--data-dir', dir])).toMatchObject({ status: 0, stdout: `removed ${dir}\n` });
+    expect(existsSync(dir)).toBe(false);
+    expect(run(['reset', '--data-dir', dir])).toMatchObject({
+      status: 0,
+      stdout: `nothing to remove: ${dir} does not exist\n`,
+    });
   });
 });
 

@@ -3,7 +3,7 @@
  * below lists every command.
  */
 import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
@@ -281,6 +281,10 @@ switch (command) {
     break;
   case 'reset':
     if (lockHolder(dataDir)) fail(`a stack is running on ${dataDir}; stop it first`);
+    if (!existsSync(dataDir)) {
+      console.log(`nothing to remove: ${dataDir} does not exist`);
+      break;
+    }
     rmSync(dataDir, { recursive: true, force: true });
     console.log(`removed ${dataDir}`);
     break;
