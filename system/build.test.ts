@@ -2,16 +2,17 @@
  * What the apps' builds share (build.ts): the comments of the JavaScript an app ships hold only Latin-1
  * characters, so V8 keeps a module's source at one byte per character; the code means what it meant.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, expect, it } from 'vitest';
-import { testDataDir } from '../emulators/core/testing.ts';
 import { bundleOptions, latin1Comments, writeBuildOutput } from './build.ts';
 
-const data = testDataDir();
-afterAll(() => data.remove());
+// An app folder of its own: the build needs nothing of a stack.
+const data = { dir: mkdtempSync(join(tmpdir(), 'taskstack-build-')) };
+afterAll(() => rmSync(data.dir, { recursive: true, force: true }));
 
 it('replaces each character outside Latin-1 in comments by as many `?` as its UTF-16 length, and nothing else', () => {
   const code = "/* a — b ’ é ÿ \u0100 😀 */ const x = /—/u; // — end\nconst y = '—';";

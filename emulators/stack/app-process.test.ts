@@ -4,7 +4,7 @@
  * worker (here the host's own process). So `--inspect` attaches a debugger to an app's code, and to no
  * other process of the stack.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testDataDir } from '../core/testing.ts';
@@ -21,22 +21,19 @@ describe("a function app's settings before its host starts (appSetting)", () => 
     expect(appSetting(appPath('app-cjs'), { [WORKER]: '--a' }, WORKER, { [WORKER]: '--b' })).toBe('--a');
     expect(appSetting(appPath('app-cjs'), {}, WORKER, { [WORKER]: '--b' })).toBe('--b');
     expect(appSetting(appPath('app-cjs'), {}, WORKER, {})).toBeUndefined();
-    const withLocal = (text: string) => {
-      const dir = testDataDir();
-      writeFileSync(join(dir.dir, 'local.settings.json'), text);
+    /** An app folder under the test's directory holding only `text` as its local.settings.json. */
+    const withLocal = (name: string, text: string) => {
+      const dir = join(data.dir, name);
+      mkdirSync(dir);
+      writeFileSync(join(dir, 'local.settings.json'), text);
       return dir;
     };
-    const local = withLocal(JSON.stringify({ Values: { [WORKER]: '--c' } }));
-    const broken = withLocal('{ "Values": ');
-    try {
-      expect(appSetting(local.dir, {}, WORKER, {})).toBe('--c');
-      expect(appSetting(local.dir, {}, WORKER, { [WORKER]: '--b' })).toBe('--b');
-      // An unreadable local.settings.json gives nothing: the host's start says what is wrong with it.
-      expect(appSetting(broken.dir, {}, WORKER, {})).toBeUndefined();
-    } finally {
-      local.remove();
-      broken.remove();
-    }
+    const local = withLocal('local', JSON.stringify({ Values: { [WORKER]: '--c' } }));
+    const broken = withLocal('broken', '{ "Values": ');
+    expect(appSetting(local, {}, WORKER, {})).toBe('--c');
+    expect(appSetting(local, {}, WORKER, { [WORKER]: '--b' })).toBe('--b');
+    // An unreadable local.settings.json gives nothing: the host's start says what is wrong with it.
+    expect(appSetting(broken, {}, WORKER, {})).toBeUndefined();
   });
 });
 
