@@ -35,3 +35,6 @@ export type FromComponent =
 
 /** A component or action that does not exist: the control API answers 404 for it. */
 export class NotFoundError extends Error {}
+
+/** A running component that did not answer in time: the control API answers 504 for it. */
+export class NotAnsweringError extends Error {}

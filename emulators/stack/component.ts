@@ -8,7 +8,7 @@ import { bundleEntries } from '../core/bundle.mjs';
 import { openSslTrust } from '../core/ca.ts';
 import type { ClockShift } from '../core/clock.ts';
 import { heapFlags, withMallocEnv } from '../core/heap.ts';
-import { type FromComponent, NotFoundError, type ToComponent } from '../core/ipc.ts';
+import { type FromComponent, NotAnsweringError, NotFoundError, type ToComponent } from '../core/ipc.ts';
 import type { ComponentSecrets } from '../core/secrets.ts';
 import { appSetting } from '../functions-host/config.ts';
 import { emulatorModule, hosts, services } from '../registry.ts';
@@ -87,6 +87,13 @@ export type ReadyCheck = (component: ComponentProcess, endpoints: Record<string,
 
 /** Restarts allowed within a minute before a crashing component is given up on. */
 const MAX_RESTARTS_PER_MINUTE = 3;
+
+/**
+ * How long a running component may take to answer a health check or take a clock move. Each is
+ * answered at once unless its process is stopped or its event loop is held (a function in an endless
+ * loop, a debugger's breakpoint): `taskstack status` and `clock advance` then say so instead of waiting.
+ */
+export const ANSWER_WITHIN_MS = 5_000;
 
 /**
  * One component running in its own Node process: started with `start` over IPC, its output
@@ -237,10 +244,17 @@ export class ComponentProcess {
     const child = this.#child;
     if (!child?.connected) return;
     // A process that exits before it answers (stopped, crashed) is not running: its next start takes
-    // the history from `start`, so only a running one's failure fails the move.
-    await this.request({ type: 'clock', shifts: this.start.shifts }).catch((error: Error) => {
-      if (child.exitCode === null && child.signalCode === null) throw error;
-    });
+    // the history from `start`, so only a running one's failure fails the move. One that does not
+    // answer has the message queued and takes the move when it answers again.
+    await this.request({ type: 'clock', shifts: this.start.shifts }, ANSWER_WITHIN_MS).catch(
+      (error: Error) => {
+        if (error instanceof NotAnsweringError)
+          throw new NotAnsweringError(
+            `the clock moved, but ${error.message}: it takes the move once it answers again`,
+          );
+        if (child.exitCode === null && child.signalCode === null) throw error;
+      },
+    );
   }
 
   /** Whether the component's process runs (it may be between a crash and its restart). */
@@ -248,13 +262,36 @@ export class ComponentProcess {
     return this.#child?.connected === true;
   }
 
-  /** Sends a request over IPC and waits for the component's reply. */
-  request(message: { type: 'clock' | 'health' | 'action' } & Record<string, unknown>): Promise<unknown> {
+  /**
+   * Sends a request over IPC and waits for the component's reply; with `timeoutMs`, at most that long.
+   * A reply that comes later is dropped.
+   */
+  request(
+    message: { type: 'clock' | 'health' | 'action' } & Record<string, unknown>,
+    timeoutMs?: number,
+  ): Promise<unknown> {
     const child = this.#child;
     if (!child?.connected) return Promise.reject(new Error(`${this.name} is not running`));
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              this.#pending.delete(id);
+              reject(
+                new NotAnsweringError(
+                  `${this.name} is not answering (no reply within ${timeoutMs / 1000} s)`,
+                ),
+              );
+            }, timeoutMs);
+      const settled =
+        <T>(then: (value: T) => void) =>
+        (value: T) => {
+          clearTimeout(timer);
+          then(value);
+        };
+      this.#pending.set(id, { resolve: settled(resolve), reject: settled(reject) });
       child.send({ ...message, id } as ToComponent);
     });
   }

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { sameKey } from '../core/compare.ts';
 import { BodyTooLargeError, close, listen, readBody, sendJson } from '../core/http.ts';
-import { NotFoundError } from '../core/ipc.ts';
+import { NotAnsweringError, NotFoundError } from '../core/ipc.ts';
 import type { Stack } from './stack.ts';
 
 export const CONTROL_KEY_HEADER = 'x-taskstack-key';
@@ -58,11 +58,13 @@ export async function startControlServer(port: number, stack: Stack) {
       const status =
         error instanceof NotFoundError
           ? 404
-          : error instanceof BodyTooLargeError
-            ? 413
-            : error instanceof SyntaxError || error instanceof TypeError || error instanceof RangeError
-              ? 400
-              : 500;
+          : error instanceof NotAnsweringError
+            ? 504
+            : error instanceof BodyTooLargeError
+              ? 413
+              : error instanceof SyntaxError || error instanceof TypeError || error instanceof RangeError
+                ? 400
+                : 500;
       sendJson(res, status, { error: (error as Error).message });
     }
   });

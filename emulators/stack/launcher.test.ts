@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { CosmosClient } from '@azure/cosmos';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadApps } from '../core/apps.ts';
@@ -204,6 +205,44 @@ describe('the launcher', () => {
         timeout: 60_000,
       })
       .toBe('ok');
+  });
+
+  it('says when a running component does not answer (a stopped process, a held event loop): `status` and a clock move return, and it takes the move once it answers', async () => {
+    const { controlUrl, masterKey, connections } = stack.description;
+    const pid = stack.pids().cosmos as number;
+    const notAnswering = 'cosmos is not answering (no reply within 5 s)';
+    const moveMessage = `the clock moved, but ${notAnswering}: it takes the move once it answers again`;
+    process.kill(pid, 'SIGSTOP');
+    let results: [Awaited<ReturnType<typeof runCli>>, Awaited<ReturnType<typeof runCli>>, Response];
+    try {
+      results = await Promise.all([
+        runCli(['status', '--data-dir', data.dir]),
+        runCli(['clock', 'advance', '--days', '1', '--data-dir', data.dir]),
+        fetch(`${controlUrl}/clock/advance`, {
+          method: 'POST',
+          headers: { [CONTROL_KEY_HEADER]: masterKey },
+          body: JSON.stringify({ days: 1 }),
+        }),
+      ]);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    const [status, cliMove, apiMove] = results;
+    expect(status.status).toBe(1);
+    expect(JSON.parse(status.stdout)).toMatchObject({ cosmos: notAnswering, blob: 'ok', functions: 'ok' });
+    expect(cliMove.status).toBe(1);
+    expect(cliMove.stderr).toBe(`taskstack: ${moveMessage}\n`);
+    expect(apiMove.status).toBe(504);
+    expect(await apiMove.json()).toEqual({ error: moveMessage });
+
+    // Its messages wait in order: once it answers a health check, it has both moves.
+    await expect.poll(async () => (await stack.health()).cosmos, { timeout: 60_000 }).toBe('ok');
+    const client = new CosmosClient(connections.DocumentDbConnection as string);
+    const { resource } = await client
+      .database('TasksDB')
+      .container('Tasks')
+      .items.create({ id: `moved-${Date.now()}`, Title: 'after the moves' });
+    expect(Math.abs((resource?._ts as number) - stack.clock.now() / 1000)).toBeLessThan(60);
   });
 
   it('gives up on a component that keeps dying; `taskstack status` then exits non-zero until it is back', async () => {

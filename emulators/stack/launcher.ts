@@ -9,7 +9,7 @@ import { openSecrets } from '../core/secrets.ts';
 import { loadTopology } from '../core/topology.ts';
 import { loadDirectory, testUsers } from '../identity/directory.ts';
 import { buildAppIfChanged } from './build-app.ts';
-import { type ComponentEntry, ComponentProcess, componentEntry } from './component.ts';
+import { ANSWER_WITHIN_MS, type ComponentEntry, ComponentProcess, componentEntry } from './component.ts';
 import { Console } from './console.ts';
 import { startControlServer } from './control.ts';
 import { parseStackOptions, type StackOptions, type StackOptionsInput } from './options.ts';
@@ -291,7 +291,7 @@ async function startLocked(
     async health() {
       const entries = await Promise.all(
         components.map(async (component) => {
-          const state = await component.request({ type: 'health' }).then(
+          const state = await component.request({ type: 'health' }, ANSWER_WITHIN_MS).then(
             () => 'ok',
             (error: Error) => error.message,
           );
