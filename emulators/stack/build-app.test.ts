@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { repositoryRoot } from '../core/apps.ts';
 import { testDataDir } from '../core/testing.ts';
 import { buildAppIfChanged, buildStamp } from './build-app.ts';
 
@@ -20,7 +21,7 @@ function app(name: string) {
   writeFileSync(
     join(dir, 'build.ts'),
     `import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 const dir = ${JSON.stringify(dir)};
 export default async function build() {
   appendFileSync(join(dir, 'runs'), 'x');
@@ -70,5 +71,21 @@ describe('the launcher builds an app', () => {
     utimesSync(join(two.dir, 'build.ts'), later, later);
     await two.build();
     expect(two.runs()).toBe(2);
+  });
+
+  it('and says which app a failed build is, keeping what the build said', async () => {
+    const dir = join(data.dir, 'broken');
+    mkdirSync(join(dir, 'src'), { recursive: true });
+    writeFileSync(join(dir, 'src', 'main.ts'), 'export const x = f(;\n');
+    writeFileSync(
+      join(dir, 'build.ts'),
+      `import { build } from 'esbuild';
+export default () => build({ absWorkingDir: ${JSON.stringify(dir)}, entryPoints: ['src/main.ts'], write: false, logLevel: 'silent' });
+`,
+    );
+    stamps.push(buildStamp(dir, './build.ts'));
+    await expect(buildAppIfChanged(dir, './build.ts')).rejects.toThrow(
+      `building ${relative(repositoryRoot, dir)} failed: Build failed with 1 error:\nsrc/main.ts:1:19: ERROR: Unexpected ";"`,
+    );
   });
 });

@@ -13,7 +13,14 @@ export async function buildApp(dir: string, module: string): Promise<unknown> {
   const { default: build } = await importTypeScript(join(dir, module));
   if (typeof build !== 'function')
     throw new Error(`${join(dir, module)} has no default export to build with`);
-  return build();
+  try {
+    return await build();
+  } catch (error) {
+    // The build's own message names files from the app's folder (src/…), which both apps have.
+    throw new Error(`building ${relative(repositoryRoot, dir)} failed: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
 }
 
 const changedSince = (time: number, path: string) => {
