@@ -257,6 +257,11 @@ export class ComponentProcess {
     );
   }
 
+  /** Whether it was asked to stop since its last launch (a launch then ends for that reason). */
+  get stopping(): boolean {
+    return this.#stopping;
+  }
+
   /** Whether the component's process runs (it may be between a crash and its restart). */
   get running(): boolean {
     return this.#child?.connected === true;

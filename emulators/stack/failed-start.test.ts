@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, expect, it } from 'vitest';
+import { afterAll, expect, it, vi } from 'vitest';
 import { testDataDir, waitFor } from '../core/testing.ts';
 import { start } from './launcher.ts';
 import { lockHolder } from './stackfile.ts';
@@ -73,4 +73,37 @@ it('names the components an app needs that were not asked for, when it fails to 
   await expect(attempt).rejects.toThrow(
     /^functions failed to start: .+ \(not running, though its settings name them: blob, eventhubs, cosmos, keyvault, eventgrid, identity\)$/,
   );
+});
+
+it('reports as failed only the component that failed, not one its failure stopped during its own start', async () => {
+  const appsFile = join(data.dir, 'apps.json');
+  const app = { kind: 'webapp', folder: 'emulators/appservice/test/app' };
+  const apps = {
+    crashing: { ...app, localPort: 5091, settings: { CRASH_AT_START: 'true' } },
+    // Still starting (App Service waits for it to listen) when the other fails: it is stopped then.
+    waiting: { ...app, localPort: 5092, settings: { LISTEN: 'never' } },
+  };
+  writeFileSync(appsFile, JSON.stringify({ apps }));
+  const written: string[] = [];
+  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+    written.push(String(chunk));
+    return true;
+  });
+  try {
+    const attempt = start({
+      dataDir: data.dir,
+      ports: 'free',
+      appsFile,
+      components: Object.keys(apps),
+      console: true,
+    });
+    await expect(attempt).rejects.toThrow('crashing failed to start');
+  } finally {
+    write.mockRestore();
+  }
+  const lines = written.join('').split('\n');
+  expect(lines).toContainEqual(expect.stringMatching(/^… waiting +starting$/));
+  expect(lines.filter((line) => line.startsWith('✘'))).toEqual([
+    expect.stringMatching(/^✘ crashing +failed .*this app refuses to start/),
+  ]);
 });

@@ -195,8 +195,8 @@ async function startLocked(
         const message = absent.length
           ? `${error.message} (not running, though its settings name them: ${absent.join(', ')})`
           : error.message;
-        // Stopped by a Ctrl-C during the start: not a failure of its own.
-        if (!signal?.aborted) out.progress(component.name, 'failed', message);
+        // Stopped during its start (a Ctrl-C, another component's failure): not a failure of its own.
+        if (!signal?.aborted && !component.stopping) out.progress(component.name, 'failed', message);
         throw new Error(`${component.name} failed to start: ${message}`);
       });
       const ms = performance.now() - (startedAt.get(component) ?? 0);
