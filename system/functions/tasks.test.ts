@@ -120,7 +120,14 @@ describe('/api/managetask', () => {
     'a/b',
     'q?x',
     'x'.repeat(300),
-  ])('GET answers 404 with an empty body for an unknown id (%s)', async (taskId) => {
+    // Ids no document can be read by: blank ones (the SDK refuses them) and the URL dot segments
+    // (resolved away from the request's path before it reaches the account).
+    ' ',
+    '\t\n',
+    '\u00a0\u2003',
+    '.',
+    '..',
+  ])('GET answers 404 with an empty body for an unknown id (%j)', async (taskId) => {
     expect(await answer(await fetch(app.url('managetask', { taskId })))).toEqual({
       status: 404,
       contentType: null,

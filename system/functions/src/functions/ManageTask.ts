@@ -16,8 +16,13 @@ interface TaskDocument extends TaskFields {
   id: string;
 }
 
-/** Characters Cosmos DB refuses in ids: no document can have such an id. */
-const IMPOSSIBLE_ID = /[/\\?#]/;
+/**
+ * Ids no document can be read by, which answer as an unknown one: with characters Cosmos DB refuses,
+ * longer than it allows, blank (the SDK refuses to read one), or a URL dot segment (`.` and `..` are
+ * resolved away from the request's path before it reaches the account, whose signature check fails).
+ */
+const unreadableId = (id: string) =>
+  /[/\\?#]/.test(id) || id.length > 255 || /^\s*$/.test(id) || id === '.' || id === '..';
 
 const encryptionKey = async () => keyFromSecret(await encryptionKeySecret());
 
@@ -43,7 +48,7 @@ async function create(request: HttpRequest): Promise<HttpResponseInit> {
 async function read(request: HttpRequest): Promise<HttpResponseInit> {
   const taskId = request.query.get('taskId');
   if (!taskId) return text(400, 'Please provide taskId.');
-  if (IMPOSSIBLE_ID.test(taskId) || taskId.length > 255) return empty(404);
+  if (unreadableId(taskId)) return empty(404);
   const { resource } = await (await tasksContainer()).item(taskId, taskId).read<TaskDocument>();
   if (!resource) return empty(404);
   const { id, Title, Description, DueDate } = resource;
