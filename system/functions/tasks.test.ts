@@ -58,6 +58,14 @@ describe('POST /api/createtask', () => {
     expect(JSON.parse((await blob.downloadToBuffer()).toString('utf8'))).toEqual(task);
   });
 
+  it.each([
+    ['{"title":"","Title":"B"}', 200],
+    ['{"Title":"A","title":""}', 400],
+    ['{"Title":"","Title":"B"}', 200],
+  ])('takes the last of the keys that differ only in case, as .NET binds them: %s', async (body, status) => {
+    expect((await post('createtask', body)).status).toBe(status);
+  });
+
   it('accepts a body that starts with a UTF-8 byte order mark, as the original does', async () => {
     const response = await post('createtask', '\uFEFF{"Title":"with a BOM"}');
     expect(response.status).toBe(200);

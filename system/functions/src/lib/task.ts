@@ -33,7 +33,8 @@ function parseObject(body: Buffer): Record<string, unknown> | undefined {
 
 /**
  * Reads the known fields; `caseInsensitive` for the create-only variant, which binds `title` or
- * `TITLE` like `Title` (the first such key in the body wins).
+ * `TITLE` like `Title`. The last such key in the body wins, as .NET's JSON binders set the property at
+ * each one (JSON.parse keeps a key repeated exactly at its first place, with its last value).
  */
 export function parseTask(body: Buffer, caseInsensitive: boolean): ParsedTask {
   const object = parseObject(body);
@@ -41,7 +42,9 @@ export function parseTask(body: Buffer, caseInsensitive: boolean): ParsedTask {
   const fields: Partial<Record<Field, string>> = {};
   for (const field of FIELDS) {
     const key = caseInsensitive
-      ? Object.keys(object).find((k) => k.toLowerCase() === field.toLowerCase())
+      ? Object.keys(object)
+          .reverse()
+          .find((k) => k.toLowerCase() === field.toLowerCase())
       : Object.hasOwn(object, field)
         ? field
         : undefined;
