@@ -123,6 +123,23 @@ describe('POST /api/uploadattachment', () => {
     expect(properties.metadata).toEqual({ taskid: 'task-1' });
   });
 
+  it("reads the form as ASP.NET's form collection: names in any case, a repeated one joined by commas", async () => {
+    const data = new FormData();
+    data.append('TaskId', 'task-a');
+    data.append('TASKID', 'b');
+    data.append('file', new Blob(['x'], { type: 'text/plain' }), 'both.txt');
+    expect(await answer(await upload(data))).toEqual({
+      status: 200,
+      contentType: TEXT,
+      body: 'File uploaded: task-a,b/both.txt',
+    });
+    const read = await fetch(`${app.url('getattachment')}&TASKID=task-a,b&FileName=both.txt`);
+    expect((await read.json()).TaskId).toBe('task-a,b');
+    // Query values too: two taskIds ask for their comma-joined name.
+    const twice = await fetch(`${app.url('getattachment')}&taskId=task-a&taskid=b&fileName=both.txt`);
+    expect(twice.status).toBe(200);
+  });
+
   it('replaces the blob on a second upload of the same name (content, type and metadata)', async () => {
     await upload(form({ taskId: 'task-2', file: { name: 'a.bin', type: 'text/plain', content: 'first' } }));
     const second = await upload(

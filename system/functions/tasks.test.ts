@@ -143,6 +143,14 @@ describe('/api/managetask', () => {
     });
   });
 
+  it("GET reads taskId in any case, and two taskIds as their comma-joined id (ASP.NET's query collection)", async () => {
+    const created = (await (await post('managetask', '{"Title":"Cased"}')).json()) as { id: string };
+    const read = await fetch(`${app.url('managetask')}&TaskID=${created.id}`);
+    expect(await read.json()).toMatchObject({ id: created.id, Title: 'Cased' });
+    const twice = await fetch(`${app.url('managetask')}&taskId=${created.id}&taskId=${created.id}`);
+    expect(await answer(twice)).toEqual({ status: 404, contentType: null, body: '' });
+  });
+
   it('POST answers the encrypted form, GET the plain text; extra fields are dropped', async () => {
     const response = await post(
       'managetask',

@@ -1,6 +1,7 @@
 /** GET /api/getattachment — an attachment's TaskId metadata, content type and address. */
 import { app, type HttpRequest, type HttpResponseInit, type InvocationContext } from '@azure/functions';
 import { blobContainer } from '../lib/blob.ts';
+import { collectionValue } from '../lib/collections.ts';
 import { logFailure, messageOf } from '../lib/failure.ts';
 import { nameProblem } from '../lib/names.ts';
 import { empty, json, text } from '../lib/responses.ts';
@@ -9,8 +10,8 @@ import { MissingSettingError } from '../lib/settings.ts';
 const isNotFound = (error: unknown) => (error as { statusCode?: number }).statusCode === 404;
 
 async function getAttachment(request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> {
-  const taskId = request.query.get('taskId');
-  const fileName = request.query.get('fileName');
+  const taskId = collectionValue(request.query, 'taskId');
+  const fileName = collectionValue(request.query, 'fileName');
   if (!taskId || !fileName) return text(400, 'Please provide taskId and fileName.');
   const problem = nameProblem(taskId, fileName);
   if (problem) return text(400, problem);

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { app, type HttpRequest, type HttpResponseInit, type InvocationContext } from '@azure/functions';
 import { MAX_TASK_BODY_BYTES, readLimited, tooLarge } from '../lib/body.ts';
+import { collectionValue } from '../lib/collections.ts';
 import { tasksContainer } from '../lib/cosmos.ts';
 import { decrypt, encrypt, keyFromSecret } from '../lib/encryption.ts';
 import { logFailure } from '../lib/failure.ts';
@@ -46,7 +47,7 @@ async function create(request: HttpRequest): Promise<HttpResponseInit> {
 }
 
 async function read(request: HttpRequest): Promise<HttpResponseInit> {
-  const taskId = request.query.get('taskId');
+  const taskId = collectionValue(request.query, 'taskId');
   if (!taskId) return text(400, 'Please provide taskId.');
   if (unreadableId(taskId)) return empty(404);
   const { resource } = await (await tasksContainer()).item(taskId, taskId).read<TaskDocument>();

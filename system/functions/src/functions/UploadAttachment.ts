@@ -2,6 +2,7 @@
 import { app, type HttpRequest, type HttpResponseInit, type InvocationContext } from '@azure/functions';
 import { blobContainer, ensureContainer } from '../lib/blob.ts';
 import { MAX_UPLOAD_BYTES, readLimited, tooLarge } from '../lib/body.ts';
+import { collectionValue } from '../lib/collections.ts';
 import { logFailure, messageOf } from '../lib/failure.ts';
 import { parseMultipart } from '../lib/multipart.ts';
 import { nameProblem } from '../lib/names.ts';
@@ -22,7 +23,7 @@ async function uploadAttachment(request: HttpRequest, context: InvocationContext
   const form = parseMultipart(body, contentType);
   if (!form) return text(400, 'Please send a multipart form.');
   const [file] = form.files;
-  const taskId = form.fields.get('taskId');
+  const taskId = collectionValue(form.fields, 'taskId');
   if (!file || !taskId) return text(400, 'Please provide a file and taskId.');
   const problem = nameProblem(taskId, file.name);
   if (problem) return text(400, problem);

@@ -12,8 +12,8 @@ export interface FilePart {
 }
 
 export interface MultipartForm {
-  /** Text fields, first value of each name. */
-  fields: Map<string, string>;
+  /** Text fields (name, value), in the body's order. */
+  fields: [string, string][];
   files: FilePart[];
 }
 
@@ -70,7 +70,7 @@ export function parseMultipart(body: Buffer, contentType: string): MultipartForm
   const boundary = boundaryOf(contentType);
   if (!boundary) return undefined;
   const delimiter = Buffer.from(`--${boundary}`);
-  const form: MultipartForm = { fields: new Map(), files: [] };
+  const form: MultipartForm = { fields: [], files: [] };
   // The first delimiter opens the body (a preamble before it is ignored); each next one follows a CRLF.
   let at = body.subarray(0, delimiter.length).equals(delimiter)
     ? 0
@@ -101,8 +101,8 @@ export function parseMultipart(body: Buffer, contentType: string): MultipartForm
     const content = body.subarray(contentStart, Math.max(contentStart, contentEnd));
     if (fileName) {
       form.files.push({ name: fileName, contentType: headers.get('content-type') ?? '', content });
-    } else if (!form.fields.has(name)) {
-      form.fields.set(name, content.toString('utf8'));
+    } else {
+      form.fields.push([name, content.toString('utf8')]);
     }
     at = contentEnd + CRLF.length;
   }
