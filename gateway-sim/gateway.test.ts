@@ -108,8 +108,16 @@ describe('gateway: routing, subscription keys, forwarding', () => {
     expect(seen?.method).toBe('POST');
     expect(seen?.url).toBe('/api/managetask');
     expect(seen?.headers['x-functions-key']).toBe(gw.context.secrets.functionKey);
-    // The subscription key stays at the gateway.
-    expect(seen?.headers[KEY.toLowerCase()]).toBeUndefined();
+  });
+
+  it('the subscription key reaches the backend unchanged, in its header or its query parameter, as APIM passes it unless a policy removes it', async () => {
+    const header = await fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: allKey } });
+    await header.body?.cancel();
+    expect(web.seen.at(-1)?.headers[KEY.toLowerCase()]).toBe(allKey);
+    const query = await fetch(`${gw.url}/web/api/tasks?subscription-key=${allKey}`);
+    await query.body?.cancel();
+    expect(query.status).toBe(200);
+    expect(web.seen.at(-1)?.url).toBe(`/api/tasks?subscription-key=${allKey}`);
   });
 
   it('GET and POST /web/api/tasks reach /api/tasks on the web app', async () => {
@@ -125,8 +133,7 @@ describe('gateway: routing, subscription keys, forwarding', () => {
     });
     expect(post.status).toBe(200);
     expect(await post.text()).toBe('{"title":"a"}');
-    // The key's query parameter is not forwarded either.
-    expect(web.seen.at(-1)).toMatchObject({ method: 'POST', url: '/api/tasks' });
+    expect(web.seen.at(-1)).toMatchObject({ method: 'POST', url: `/api/tasks?subscription-key=${allKey}` });
   });
 
   it('the backend 400 text reaches the caller unchanged', async () => {

@@ -79,46 +79,37 @@ async function send(
 export function gatewayHandler(options: RoutesOptions) {
   const { origin, subscriptions, traces, log } = options;
 
-  function checkKey(
-    api: Api,
-    req: IncomingMessage,
-    url: URL,
-    headers: Record<string, string | string[]>,
-    trace: Trace,
-  ) {
-    const headerName = api.keyHeader.toLowerCase();
-    const fromHeader = req.headers[headerName];
+  // The key stays in the request (header or query) and reaches the backend, as with APIM, unless a
+  // policy removes it.
+  function checkKey(api: Api, req: IncomingMessage, url: URL, trace: Trace) {
+    const fromHeader = req.headers[api.keyHeader.toLowerCase()];
     const key = typeof fromHeader === 'string' ? fromHeader : url.searchParams.get(api.keyQuery);
-    // The key never travels on to the backend.
-    delete headers[headerName];
-    const query = new URLSearchParams(url.search);
-    query.delete(api.keyQuery);
     if (!key) {
       trace.add('subscription', 'no key');
-      return { refusal: apimError(401, MISSING_KEY), query };
+      return { refusal: apimError(401, MISSING_KEY) };
     }
     const caller: Caller | undefined = subscriptions.find(key, options.config().subscriptions);
     if (!caller) {
       trace.add('subscription', 'unknown key');
-      return { refusal: apimError(401, INVALID_KEY), query };
+      return { refusal: apimError(401, INVALID_KEY) };
     }
     const state = subscriptions.state(caller.subscription);
     if (state !== 'active') {
       trace.add('subscription', `${caller.subscription.name} is ${state}`);
-      return { refusal: apimError(401, INVALID_KEY), query };
+      return { refusal: apimError(401, INVALID_KEY) };
     }
     if (!caller.subscription.apis.has(api.name)) {
       trace.add(
         'subscription',
         `${caller.subscription.name} (scope ${caller.subscription.scope}) does not cover ${api.displayName}`,
       );
-      return { refusal: apimError(401, INVALID_KEY), query };
+      return { refusal: apimError(401, INVALID_KEY) };
     }
     trace.add(
       'subscription',
       `${caller.subscription.name} (${caller.slot} key, scope ${caller.subscription.scope})`,
     );
-    return { caller, query };
+    return { caller };
   }
 
   return async (req: IncomingMessage, res: ServerResponse) => {
@@ -169,12 +160,10 @@ export function gatewayHandler(options: RoutesOptions) {
     delete headers['ocp-apim-trace'];
     const preflight = req.method === 'OPTIONS' && req.method !== operation.method;
     let caller: Caller | undefined;
-    let query = new URLSearchParams(url.search);
     if (api.subscriptionRequired && !preflight) {
-      const checked = checkKey(api, req, url, headers, trace);
+      const checked = checkKey(api, req, url, trace);
       if (checked.refusal) return finish(checked.refusal);
       caller = checked.caller;
-      query = checked.query;
     }
     const pipeline = (operation.pipelines.get(caller?.subscription.product ?? '') ??
       operation.pipelines.get('')) as Pipeline;
@@ -194,7 +183,7 @@ export function gatewayHandler(options: RoutesOptions) {
       headers,
       backendBase: api.serviceUrl,
       backendPath: matchedApi.rest,
-      query,
+      query: new URLSearchParams(url.search),
       variables: new Map<string, string>(),
       answerHeaders: {},
       trace,
