@@ -42,6 +42,12 @@ export const MISSING_KEY =
 export const INVALID_KEY =
   'Access denied due to invalid subscription key. Make sure to provide a valid key for an active subscription.';
 
+/** APIM's 401 for a missing or refused key: a challenge naming the API (realm) and its key header. */
+export const keyRefused = (message: string, realm: string, keyHeader: string) =>
+  apimError(401, message, {
+    'www-authenticate': `AzureApiManagementKey realm="${realm}",name="${keyHeader}",type="header"`,
+  });
+
 export const notFound = () => apimError(404, 'Resource not found');
 export const rateLimited = (seconds: number, headers: Record<string, string> = {}) =>
   apimError(429, `Rate limit is exceeded. Try again in ${seconds} seconds.`, headers);

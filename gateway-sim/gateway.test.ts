@@ -143,13 +143,17 @@ describe('gateway: routing, subscription keys, forwarding', () => {
     expect(await response.text()).toBe('Title is required.');
   });
 
-  it('401 with APIM bodies: no key, a wrong key, a key of another API', async () => {
+  it("401 with APIM bodies and APIM's challenge (realm: the API's URL; name: its key header): no key, a wrong key, a key of another API", async () => {
+    const challenge = (suffix: string) =>
+      `AzureApiManagementKey realm="${gw.url}/${suffix}",name="Ocp-Gateway-Subscription-Key",type="header"`;
     const none = await fetch(`${gw.url}/web/api/tasks`);
     expect(none.status).toBe(401);
     expect(none.headers.get('content-type')).toBe('application/json');
+    expect(none.headers.get('www-authenticate')).toBe(challenge('web'));
     expect(await none.text()).toBe(MISSING);
     const wrong = await fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: 'a'.repeat(32) } });
     expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('www-authenticate')).toBe(challenge('web'));
     expect(await wrong.text()).toBe(INVALID);
     const webOnly = (await gw.keys('task-manager-web')).primaryKey;
     const other = await fetch(`${gw.url}/functions/managetask`, {
@@ -157,6 +161,7 @@ describe('gateway: routing, subscription keys, forwarding', () => {
       headers: { [KEY]: webOnly },
     });
     expect(other.status).toBe(401);
+    expect(other.headers.get('www-authenticate')).toBe(challenge('functions'));
     expect(await other.text()).toBe(INVALID);
     const own = await fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: webOnly } });
     expect(own.status).toBe(200);

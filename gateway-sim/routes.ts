@@ -4,7 +4,14 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Api, GatewayConfig, Operation } from './artifacts.ts';
-import { apimError, type GatewayAnswer, INVALID_KEY, MISSING_KEY, newRequestId, notFound } from './errors.ts';
+import {
+  type GatewayAnswer,
+  INVALID_KEY,
+  keyRefused,
+  MISSING_KEY,
+  newRequestId,
+  notFound,
+} from './errors.ts';
 import { endToEnd } from './forward.ts';
 import { type GatewayResponse, type PipelineDeps, runPipeline } from './pipeline.ts';
 import type { Pipeline } from './scopes.ts';
@@ -81,29 +88,37 @@ export function gatewayHandler(options: RoutesOptions) {
 
   // The key stays in the request (header or query) and reaches the backend, as with APIM, unless a
   // policy removes it.
-  function checkKey(api: Api, req: IncomingMessage, url: URL, trace: Trace) {
+  function checkKey(
+    api: Api,
+    req: IncomingMessage,
+    url: URL,
+    trace: Trace,
+  ): { refusal?: GatewayAnswer; caller?: Caller } {
     const fromHeader = req.headers[api.keyHeader.toLowerCase()];
     const key = typeof fromHeader === 'string' ? fromHeader : url.searchParams.get(api.keyQuery);
+    const refuse = (message: string) => ({
+      refusal: keyRefused(message, `${origin}/${api.path}`, api.keyHeader),
+    });
     if (!key) {
       trace.add('subscription', 'no key');
-      return { refusal: apimError(401, MISSING_KEY) };
+      return refuse(MISSING_KEY);
     }
     const caller: Caller | undefined = subscriptions.find(key, options.config().subscriptions);
     if (!caller) {
       trace.add('subscription', 'unknown key');
-      return { refusal: apimError(401, INVALID_KEY) };
+      return refuse(INVALID_KEY);
     }
     const state = subscriptions.state(caller.subscription);
     if (state !== 'active') {
       trace.add('subscription', `${caller.subscription.name} is ${state}`);
-      return { refusal: apimError(401, INVALID_KEY) };
+      return refuse(INVALID_KEY);
     }
     if (!caller.subscription.apis.has(api.name)) {
       trace.add(
         'subscription',
         `${caller.subscription.name} (scope ${caller.subscription.scope}) does not cover ${api.displayName}`,
       );
-      return { refusal: apimError(401, INVALID_KEY) };
+      return refuse(INVALID_KEY);
     }
     trace.add(
       'subscription',
