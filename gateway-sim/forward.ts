@@ -49,6 +49,8 @@ const agents = { 'http:': new HttpAgent({ keepAlive: true }), 'https:': new Http
 
 export function callBackend(options: {
   url: URL;
+  /** The query as it is to be sent (without `?`): URL's own search would be re-encoded. */
+  search: string;
   method: string;
   headers: OutgoingHttpHeaders;
   body: IncomingMessage;
@@ -61,6 +63,7 @@ export function callBackend(options: {
   const send = protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const outgoing = send(url, {
+      path: `${url.pathname}${options.search ? `?${options.search}` : ''}`,
       method: options.method,
       headers: { ...options.headers, host: url.host },
       agent: agents[protocol],

@@ -136,6 +136,21 @@ describe('gateway: routing, subscription keys, forwarding', () => {
     expect(web.seen.at(-1)).toMatchObject({ method: 'POST', url: `/api/tasks?subscription-key=${allKey}` });
   });
 
+  it('the query string reaches the backend byte for byte, through rewrite-uri too (copy-unmatched-params)', async () => {
+    const query = '?a=1&b=x%20y&c&d=%7E';
+    const post = await fetch(`${gw.url}/functions/managetask${query}`, {
+      method: 'POST',
+      headers: { [KEY]: allKey },
+      body: '{}',
+    });
+    await post.body?.cancel();
+    expect(functions.seen.at(-1)?.url).toBe(`/api/managetask${query}`);
+    // The web API's rewrite-uri template="/api/tasks" copies the unmatched parameters as they came.
+    const get = await fetch(`${gw.url}/web/api/tasks${query}`, { headers: { [KEY]: allKey } });
+    await get.body?.cancel();
+    expect(web.seen.at(-1)?.url).toBe(`/api/tasks${query}`);
+  });
+
   it('the backend 400 text reaches the caller unchanged', async () => {
     const response = await fetch(`${gw.url}/web/api/tasks`, { method: 'POST', headers: { [KEY]: allKey } });
     expect(response.status).toBe(400);

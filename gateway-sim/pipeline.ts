@@ -11,6 +11,7 @@ import { BackendError, callBackend, endToEnd } from './forward.ts';
 import type { JwtValidator } from './jwt.ts';
 import type { Limits } from './limits.ts';
 import type { Section, SetValue, Step } from './policies.ts';
+import { Query } from './query.ts';
 import type { Pipeline } from './scopes.ts';
 import type { Caller } from './subscriptions.ts';
 import type { Trace } from './trace.ts';
@@ -37,7 +38,7 @@ export interface Exchange {
   headers: Headers;
   backendBase: string;
   backendPath: string;
-  query: URLSearchParams;
+  query: Query;
   variables: Map<string, string>;
   /** Headers policies add to whatever answer goes out (rate-limit counts, CORS). */
   answerHeaders: Headers;
@@ -107,17 +108,14 @@ const context = (ex: Exchange): Model =>
     responseStatus: ex.response?.status,
   });
 
-function applySet(target: Headers | URLSearchParams, set: SetValue, ex: Exchange): string {
+function applySet(target: Headers | Query, set: SetValue, ex: Exchange): string {
   const values = set.values.map((value) => value(() => context(ex)));
-  if (target instanceof URLSearchParams) {
+  if (target instanceof Query) {
     const exists = target.has(set.name);
     if (set.action === 'delete') target.delete(set.name);
     else if (set.action === 'skip' && exists) return 'skip (present)';
     else if (set.action === 'append') for (const value of values) target.append(set.name, value);
-    else {
-      target.delete(set.name);
-      for (const value of values) target.append(set.name, value);
-    }
+    else target.set(set.name, values);
     return set.action;
   }
   const name = set.name.toLowerCase();
@@ -279,9 +277,9 @@ function rewrite(ex: Exchange, template: string, copyUnmatched: boolean): string
       return encodeURIComponent(value);
     });
   const [path = '', query = ''] = template.split('?', 2);
-  const rewritten = new URLSearchParams();
-  for (const [name, value] of new URLSearchParams(query)) rewritten.append(name, fill(value));
-  if (copyUnmatched) for (const [name, value] of ex.query) if (!used.has(name)) rewritten.append(name, value);
+  // The template's parameters as written (values filled in), then the caller's unmatched ones as sent.
+  const rewritten = new Query(fill(query));
+  if (copyUnmatched) rewritten.appendFrom(ex.query, used);
   ex.backendPath = fill(path);
   ex.query = rewritten;
   return `path ${ex.backendPath}`;
@@ -290,11 +288,14 @@ function rewrite(ex: Exchange, template: string, copyUnmatched: boolean): string
 async function forward(ex: Exchange, timeoutSeconds: number, source: string): Promise<void> {
   const base = ex.backendBase.replace(/\/+$/, '');
   const url = new URL(`${base}${ex.backendPath}`);
-  url.search = ex.query.toString();
+  const search = ex.query.toString();
+  // For the trace only: URL's search setter re-encodes, so the request itself takes `search` as is.
+  url.search = search;
   const started = performance.now();
   try {
     const response = await callBackend({
       url,
+      search,
       method: ex.req.method ?? 'GET',
       headers: ex.headers,
       body: ex.req,

@@ -96,6 +96,12 @@ describe('gateway: the policy interpreter', () => {
     expect(response.status).toBe(200);
     const seen = web.seen.at(-1);
     expect(seen?.url).toBe('/api/tasks?keep=1&page=3');
+    // The parameter the policy sets takes its old place; the others keep the caller's encoding.
+    const again = await fetch(`${gw.url}/web/api/tasks?b=x%20y&page=9&c&d=%7E&page=8`, {
+      headers: { [KEY]: key, 'x-page': 'a b', 'x-client': 'one' },
+    });
+    await again.body?.cancel();
+    expect(web.seen.at(-1)?.url).toBe('/api/tasks?b=x%20y&page=a%20b&c&d=%7E');
     expect(seen?.headers['x-caller']).toBe('Task Manager (All APIs)');
     expect(seen?.headers['x-drop-me']).toBeUndefined();
     expect(response.headers.get('x-gateway')).toBe('apim 200');

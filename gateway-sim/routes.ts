@@ -14,6 +14,7 @@ import {
 } from './errors.ts';
 import { endToEnd } from './forward.ts';
 import { type GatewayResponse, type PipelineDeps, runPipeline } from './pipeline.ts';
+import { Query } from './query.ts';
 import type { Pipeline } from './scopes.ts';
 import type { Caller, SubscriptionRegistry } from './subscriptions.ts';
 import { Trace, type TraceStore } from './trace.ts';
@@ -198,7 +199,7 @@ export function gatewayHandler(options: RoutesOptions) {
       headers,
       backendBase: api.serviceUrl,
       backendPath: matchedApi.rest,
-      query: new URLSearchParams(url.search),
+      query: Query.ofTarget(req.url ?? ''),
       variables: new Map<string, string>(),
       answerHeaders: {},
       trace,
