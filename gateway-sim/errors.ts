@@ -49,6 +49,8 @@ export const keyRefused = (message: string, realm: string, keyHeader: string) =>
   });
 
 export const notFound = () => apimError(404, 'Resource not found');
+/** A request target that is not a URL (`http://[::1`, `http://a%zz/x`): refused before any routing. */
+export const invalidUrl = () => apimError(400, 'Bad Request - Invalid URL');
 export const rateLimited = (seconds: number, headers: Record<string, string> = {}) =>
   apimError(429, `Rate limit is exceeded. Try again in ${seconds} seconds.`, headers);
 

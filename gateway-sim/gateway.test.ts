@@ -223,6 +223,29 @@ describe('gateway: routing, subscription keys, forwarding', () => {
     }
   });
 
+  it('a request target that is not a URL → 400 with an APIM-shaped body, sent raw over TLS', async () => {
+    const { connect } = await import('node:tls');
+    const { port } = new URL(gw.url);
+    const raw = (target: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect({ host: '127.0.0.1', port: Number(port), ca: gw.context.tls.ca }, () =>
+          socket.end(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`),
+        );
+        const chunks: Buffer[] = [];
+        socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+        socket.on('end', () => resolve(Buffer.concat(chunks).toString()));
+        socket.on('error', reject);
+      });
+    for (const target of ['http://[::1', 'http://a%zz/x']) {
+      const answer = await raw(target);
+      expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+      expect(answer).toMatch(/\r\ncontent-type: application\/json\r\n/);
+      expect(answer.split('\r\n\r\n')[1]).toBe(
+        '{ "statusCode": 400, "message": "Bad Request - Invalid URL" }',
+      );
+    }
+  });
+
   it('bodies pass byte-identical both ways (2 MiB of random bytes, streamed)', async () => {
     const body = randomBytes(2 * 1024 * 1024);
     const response = await fetch(`${gw.url}/functions/managetask`, {

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { defineEmulator } from '../emulators/core/emulator.ts';
 import { close, createTlsServer, LOOPBACK, listen, probe } from '../emulators/core/http.ts';
 import { type GatewayConfig, loadArtifacts } from './artifacts.ts';
-import { apimError } from './errors.ts';
+import { apimError, type GatewayAnswer, invalidUrl } from './errors.ts';
 import { createJwtValidator } from './jwt.ts';
 import { createLimits } from './limits.ts';
 import { createPortal, PORTAL_PATH } from './portal.ts';
@@ -18,6 +18,12 @@ import { gatewayHandler, HEALTH_PATH } from './routes.ts';
 import { STATES } from './schemas.ts';
 import { createSubscriptionRegistry, subscriptionKeys } from './subscriptions.ts';
 import { TraceStore } from './trace.ts';
+
+/** An answer the gateway makes before routing, with its length as routed answers have. */
+const reply = (res: ServerResponse, answer: GatewayAnswer) =>
+  res
+    .writeHead(answer.status, { ...answer.headers, 'content-length': String(Buffer.byteLength(answer.body)) })
+    .end(answer.body);
 
 /** Edits arrive as several file events; one reload after they settle. */
 const RELOAD_DELAY_MS = 150;
@@ -54,16 +60,24 @@ export default defineEmulator({
     let handle: ReturnType<typeof gatewayHandler> | undefined;
     let portal: ReturnType<typeof createPortal> | undefined;
     const serve = async (req: IncomingMessage, res: ServerResponse) => {
-      if (portal && (await portal(req, res, new URL(req.url ?? '/', origin)))) return;
-      await handle?.(req, res);
+      let url: URL;
+      try {
+        url = new URL(req.url ?? '/', origin);
+      } catch {
+        // Node's parser passes absolute-form targets that are no URL. Not logged: it may hold a key.
+        context.log(`${req.method} (a request target that is not a URL) → 400`);
+        req.resume();
+        return reply(res, invalidUrl());
+      }
+      if (portal && (await portal(req, res, url))) return;
+      await handle?.(req, res, url);
     };
     server.on('request', (req, res) => {
       if (!handle) return res.writeHead(503).end();
       serve(req, res).catch((error: Error) => {
         context.log(`request failed: ${error.message}`);
         if (res.headersSent) return res.destroy();
-        const answer = apimError(500, 'Internal server error');
-        res.writeHead(answer.status, answer.headers).end(answer.body);
+        reply(res, apimError(500, 'Internal server error'));
       });
     });
     const port = await listen(server, options.port);

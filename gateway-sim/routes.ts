@@ -128,8 +128,8 @@ export function gatewayHandler(options: RoutesOptions) {
     return { caller };
   }
 
-  return async (req: IncomingMessage, res: ServerResponse) => {
-    const url = new URL(req.url ?? '/', origin);
+  /** `url`: the request's target, already parsed (index.ts refuses one that is no URL). */
+  return async (req: IncomingMessage, res: ServerResponse, url: URL) => {
     if (url.pathname === HEALTH_PATH) return res.writeHead(200, { 'content-length': 0 }).end();
     const traceId = /^\/trace\/([\w-]+)$/.exec(url.pathname)?.[1];
     if (traceId && req.method === 'GET') {
