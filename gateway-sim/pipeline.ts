@@ -161,9 +161,9 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
         throw new Failure(apimError(403, `Out of call volume quota. Quota will be replenished in ${hms}.`));
       }
       if (step.remainingHeader) ex.answerHeaders[step.remainingHeader.toLowerCase()] = '0';
-      const headers: Record<string, string> = { 'retry-after': String(wait) };
-      if (step.retryAfterHeader) headers[step.retryAfterHeader.toLowerCase()] = String(wait);
-      throw new Failure(rateLimited(wait, headers));
+      // retry-after-header-name replaces Retry-After rather than adding to it.
+      const retryAfter = (step.retryAfterHeader ?? 'Retry-After').toLowerCase();
+      throw new Failure(rateLimited(wait, { [retryAfter]: String(wait) }));
     }
     case 'rewrite-uri':
       return note(rewrite(ex, step.template, step.copyUnmatched));
