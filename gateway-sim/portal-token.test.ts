@@ -3,7 +3,8 @@
  * fragment on TaskManagerFunctionsAPI, a call with the key alone is refused, and the portal's call — the
  * signed-in user's access token for the EntraID server's default scope — reaches the backend.
  * Identity provider and gateway run in this process; the gateway's port is chosen first, because the
- * portal's redirect URI registered at the provider names it. Also: a provider that cannot be reached, a session past its lifetime.
+ * portal's redirect URI registered at the provider names it. Also: a provider that cannot be reached, a session past its lifetime,
+ * HEAD on the portal's pages.
  */
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
@@ -128,5 +129,17 @@ it('a session ends after 8 hours even if its cookie is kept', async () => {
     expect(after.body).not.toContain('id="subscription-key"');
   } finally {
     later.mockRestore();
+  }
+});
+
+it('HEAD on the portal answers as GET, without a body', async () => {
+  for (const path of [`${PORTAL_PATH}/`, PORTAL_PATH]) {
+    const get = await fetch(`${gw.url}${path}`, { redirect: 'manual' });
+    await get.body?.cancel();
+    const head = await fetch(`${gw.url}${path}`, { method: 'HEAD', redirect: 'manual' });
+    expect(head.status).toBe(get.status);
+    for (const name of ['content-type', 'content-security-policy', 'location'])
+      expect(head.headers.get(name)).toBe(get.headers.get(name));
+    expect(await head.text()).toBe('');
   }
 });

@@ -316,7 +316,9 @@ export function createPortal(deps: {
   /** Handles a request under `/developer`; answers false for any other path (the gateway's). */
   return async function handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
     if (!isPortalPath(url.pathname)) return false;
-    const route = `${req.method} ${url.pathname.slice(PORTAL_PATH.length)}`;
+    // HEAD is GET without the body (RFC 9110 §9.3.2); Node's response sends no body for HEAD.
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    const route = `${method} ${url.pathname.slice(PORTAL_PATH.length)}`;
     try {
       if (route === 'GET ') redirect(res, `${portalUrl}/`);
       else if (route === 'GET /') await index(req, res);
