@@ -95,6 +95,8 @@ export interface operations {
       /** @description Subscription key absent or wrong (API Management's answer). With the opt-in validate-entra-token fragment, also a missing or invalid access token. */
       401: {
         headers: {
+          /** @description On a refused subscription key, API Management's challenge: realm is the API's address at the gateway, name its key header. */
+          'WWW-Authenticate'?: string;
           [name: string]: unknown;
         };
         content: {

@@ -80,6 +80,8 @@ export interface operations {
       /** @description Subscription key absent or wrong (API Management's answer). */
       401: {
         headers: {
+          /** @description On a refused subscription key, API Management's challenge: realm is the API's address at the gateway, name its key header. */
+          'WWW-Authenticate'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -170,6 +172,8 @@ export interface operations {
       /** @description Subscription key absent or wrong (API Management's answer). */
       401: {
         headers: {
+          /** @description On a refused subscription key, API Management's challenge: realm is the API's address at the gateway, name its key header. */
+          'WWW-Authenticate'?: string;
           [name: string]: unknown;
         };
         content: {
