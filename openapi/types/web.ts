@@ -36,16 +36,6 @@ export interface components {
     };
   };
   responses: {
-    /** @description A session cookie not signed by the app (the cookie is cleared). */
-    BadSession: {
-      headers: {
-        [name: string]: unknown;
-      };
-      content: {
-        /** @example Invalid session cookie. Reload the page to start a new session. */
-        'text/plain; charset=utf-8': 'Invalid session cookie. Reload the page to start a new session.';
-      };
-    };
     /** @description Variant B without a signed-in user. */
     SignInRequired: {
       headers: {
@@ -112,7 +102,6 @@ export interface operations {
           'application/json; charset=utf-8': components['schemas']['Task'][];
         };
       };
-      400: components['responses']['BadSession'];
       401: components['responses']['SignInRequired'];
       500: components['responses']['Failed'];
       503: components['responses']['StoreUnavailable'];
@@ -148,7 +137,7 @@ export interface operations {
           'application/json; charset=utf-8': components['schemas']['Task'];
         };
       };
-      /** @description title empty or missing; a body that is not JSON, not an object, or a field that is not a string; a session cookie not signed by the app. */
+      /** @description title empty or missing; a body that is not JSON, not an object, or a field that is not a string. */
       400: {
         headers: {
           [name: string]: unknown;
@@ -159,8 +148,7 @@ export interface operations {
             | 'Title is required.'
             | 'Request body is not valid JSON.'
             | 'Request body must be a JSON object.'
-            | 'title, description and dueDate must be strings.'
-            | 'Invalid session cookie. Reload the page to start a new session.';
+            | 'title, description and dueDate must be strings.';
         };
       };
       401: components['responses']['SignInRequired'];

@@ -121,10 +121,15 @@ export function postForm(url: string, path: string, fields: Record<string, strin
 }
 
 /** POSTs JSON text to the task API; the answer must be documented in openapi/web.json. */
-export async function postJson(url: string, body: string, contentType = 'application/json') {
+export async function postJson(
+  url: string,
+  body: string,
+  contentType = 'application/json',
+  headers: Record<string, string> = {},
+) {
   const response = await fetch(`${url}/api/tasks`, {
     method: 'POST',
-    headers: { 'content-type': contentType },
+    headers: { 'content-type': contentType, ...headers },
     body,
   });
   await expectDocumented('web', 'post', '/api/tasks', response.clone());

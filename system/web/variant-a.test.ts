@@ -4,8 +4,8 @@
  */
 import { EventHubProducerClient } from '@azure/event-hubs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AppStack, type LogEntry, startAppStack } from '../functions/test-support.ts';
-import { BAD_FORM_TOKEN, BAD_SESSION, JSON_ONLY, NOT_FOUND, NOT_JSON, TOO_LARGE } from './src/errors.ts';
+import { type AppStack, freePort, type LogEntry, startAppStack } from '../functions/test-support.ts';
+import { BAD_FORM_TOKEN, JSON_ONLY, NOT_FOUND, NOT_JSON, TOO_LARGE } from './src/errors.ts';
 import { NOT_AN_OBJECT, type Task, TITLE_REQUIRED, WRONG_TYPE } from './src/tasks.ts';
 import { getTasks, openPage, postForm, postJson, startWebApp, type WebApp } from './test-support.ts';
 
@@ -173,23 +173,49 @@ describe('Create refuses forged requests', () => {
     expect(await eventCount()).toBe(count);
   });
 
-  it('a tampered or unsigned session cookie: 400 and the cookie cleared, nothing stored', async () => {
+  it('a session cookie the app cannot verify counts as no session: the API and pages answer, its form is refused', async () => {
     const page = await openPage(web.url);
     const listed = (await tasks()).length;
     const session = page.cookie.split('; ').find((c) => c.startsWith('taskstack.session=')) as string;
     const form = page.cookie.split('; ').find((c) => c.startsWith('taskstack.form=')) as string;
     const tampered = session.replace('%22sid%22%3A%22', '%22sid%22%3A%22x');
     const unsigned = 'taskstack.session=j%3A%7B%22sid%22%3A%22abc%22%7D';
-    for (const cookie of [`${tampered}; ${form}`, `${unsigned}; ${form}`]) {
-      const response = await postForm(web.url, '/tasks', { _csrf: page.token, title: 'tampered' }, cookie);
-      expect(response.status).toBe(400);
-      expect(await response.text()).toBe(BAD_SESSION);
-      expect(response.headers.getSetCookie()).toContain(
-        'taskstack.session=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT',
-      );
-      expect((await fetch(`${web.url}/`, { headers: { cookie } })).status).toBe(400);
+    for (const cookie of [`${tampered}; ${form}`, `${unsigned}; ${form}`, 'taskstack.session=garbage']) {
+      expect((await getTasks(web.url, { cookie })).status).toBe(200);
+      const response = await postJson(web.url, '{"title":"t"}', 'application/json', { cookie });
+      expect(response.status).toBe(200);
+      // A page starts a new session: a new signed cookie replaces the one that could not be verified.
+      const index = await fetch(`${web.url}/`, { headers: { cookie } });
+      expect(index.status).toBe(200);
+      expect(index.headers.getSetCookie().find((c) => c.startsWith('taskstack.session=s%3A'))).toBeDefined();
+      const refused = await postForm(web.url, '/tasks', { _csrf: page.token, title: 'tampered' }, cookie);
+      expect(refused.status).toBe(403);
+      expect(await refused.text()).toBe(BAD_FORM_TOKEN);
     }
-    expect((await tasks()).length).toBe(listed);
+    expect((await tasks()).filter((t) => t.title === 'tampered')).toEqual([]);
+    expect((await tasks()).length).toBe(listed + 3);
+  });
+
+  it('after a restart with a random session secret, the old cookie counts as none; its form is refused', async () => {
+    const port = await freePort();
+    let restarted = await startWebApp({}, port);
+    try {
+      const page = await openPage(restarted.url);
+      await restarted.stop();
+      restarted = await startWebApp({}, port);
+      expect((await getTasks(restarted.url, { cookie: page.cookie })).status).toBe(200);
+      expect((await fetch(`${restarted.url}/`, { headers: { cookie: page.cookie } })).status).toBe(200);
+      const refused = await postForm(
+        restarted.url,
+        '/tasks',
+        { _csrf: page.token, title: 'old form' },
+        page.cookie,
+      );
+      expect(refused.status).toBe(403);
+      expect(await refused.text()).toBe(BAD_FORM_TOKEN);
+    } finally {
+      await restarted.stop();
+    }
   });
 });
 

@@ -7,7 +7,6 @@ export const NOT_JSON = 'Request body is not valid JSON.';
 export const JSON_ONLY = 'Content-Type must be application/json.';
 export const BAD_FORM_TOKEN =
   'The form has expired or was not sent by this site. Reload the page and try again.';
-export const BAD_SESSION = 'Invalid session cookie. Reload the page to start a new session.';
 export const SIGN_IN_REQUIRED = 'Sign-in required.';
 export const SIGN_IN_FAILED = 'Sign-in could not be completed. Start again from the home page.';
 export const INTERNAL = 'Internal server error.';

@@ -7,7 +7,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { doubleCsrf } from 'csrf-csrf';
 import type { CookieOptions, NextFunction, Request, Response } from 'express';
-import { BAD_FORM_TOKEN, BAD_SESSION, sendText } from './errors.ts';
+import { BAD_FORM_TOKEN } from './errors.ts';
 
 export const SESSION_COOKIE = 'taskstack.session';
 export const FORM_TOKEN_COOKIE = 'taskstack.form';
@@ -65,16 +65,15 @@ export function sessions(sessionSecret: string) {
   };
 
   return {
-    /** Reads the session cookie. One that is present but not signed by this app is refused (400). */
-    read(req: Request, res: Response, next: NextFunction) {
+    /**
+     * Reads the session cookie. One the app cannot verify (signed with another secret, as after a
+     * restart of A with a random one, or not signed at all) counts as none, as ASP.NET Core ignores a
+     * cookie it cannot unprotect: the next page starts a new session, and a form of the old one is
+     * refused by its token, which is bound to the old session's id.
+     */
+    read(req: Request, _res: Response, next: NextFunction) {
       const signed = (req.signedCookies as Record<string, unknown>)[SESSION_COOKIE];
-      const unsigned = (req.cookies as Record<string, unknown>)[SESSION_COOKIE];
-      if (unsigned !== undefined || (signed !== undefined && !isSession(signed))) {
-        res.clearCookie(SESSION_COOKIE, { path: '/' });
-        sendText(res, 400, BAD_SESSION);
-        return;
-      }
-      if (signed) current.set(req, signed);
+      if (isSession(signed)) current.set(req, signed);
       next();
     },
     get: (req: Request) => current.get(req),
