@@ -157,7 +157,7 @@ describe('variant B in chromium', () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForSelector('#password');
     expect(page.url().startsWith(`${provider.endpoints.authority}/`)).toBe(true);
-    expect((await page.context().cookies(web.url)).map((c) => c.name)).not.toContain('taskstack.session');
+    expect((await page.context().cookies(web.url)).map((c) => c.name)).not.toContain('taskstack.b.session');
     await page.screenshot({ path: `${screenshots}variant-b-signed-out.png`, fullPage: true });
   });
 
@@ -217,21 +217,59 @@ describe('variant B in chromium', () => {
 
   it('a signed-in session cookie that was tampered with counts as none: sent to sign in again', async () => {
     const page = await signIn('alice');
-    const [session] = (await page.context().cookies(web.url)).filter((c) => c.name === 'taskstack.session');
+    const [session] = (await page.context().cookies(web.url)).filter((c) => c.name === 'taskstack.b.session');
     const forged = (session?.value as string).replace(/\.[^.]+$/, '.AAAA');
     const response = await fetch(`${web.url}/`, {
-      headers: { cookie: `taskstack.session=${forged}` },
+      headers: { cookie: `taskstack.b.session=${forged}` },
       redirect: 'manual',
     });
     expect(response.status).toBe(302);
     expect(response.headers.get('location')).toContain(`${provider.endpoints.authority}/`);
-    const api = await fetch(`${web.url}/api/tasks`, { headers: { cookie: `taskstack.session=${forged}` } });
+    const api = await fetch(`${web.url}/api/tasks`, { headers: { cookie: `taskstack.b.session=${forged}` } });
     expect(api.status).toBe(401);
     // Nothing secret reached the log: settings, cookies, tokens (a JWT starts with eyJ).
     const secrets = [settings.AzureAd__ClientSecret, settings.SessionSecret, settings.IDENTITY_HEADER];
     for (const secret of [...secrets, session?.value, user('alice').password])
       expect(web.output()).not.toContain(secret as string);
     expect(web.output()).not.toContain('eyJ');
+  });
+
+  it('one browser uses A and B side by side on the same host (other ports): neither loses its session', async () => {
+    const a = await startWebApp({});
+    try {
+      const onB = await signIn('alice');
+      const onA = await onB.context().newPage();
+      // The same host for both: the browser sends each app the other's cookies too.
+      expect(new URL(a.url).hostname).toBe(new URL(web.url).hostname);
+      await onA.goto(a.url);
+      // B is still signed in: its page answers without a detour through the provider.
+      const again = await onB.goto(web.url);
+      expect(again?.status()).toBe(200);
+      expect(again?.request().redirectedFrom()).toBeNull();
+      expect(await onB.textContent('#display-name')).toBe(user('alice').displayName);
+      // A's form, opened before B's page was shown again, is still A's session's form.
+      await onA.fill('#title', 'made on A between visits to B');
+      await Promise.all([onA.waitForURL(`${a.url}/`), onA.click('#create-button')]);
+      expect(await onA.locator('#tasks tbody tr td.title').allTextContents()).toEqual([
+        'made on A between visits to B',
+      ]);
+      // And B's form, shown before A's Create, is still B's.
+      await onB.fill('#title', 'made on B between visits to A');
+      await Promise.all([onB.waitForURL(`${web.url}/`), onB.click('#create-button')]);
+      expect(await onB.locator('#tasks tbody tr td.title', { hasText: 'visits to A' }).count()).toBe(1);
+      const names = (await onB.context().cookies(web.url))
+        .map((c) => c.name)
+        .filter((name) => name.startsWith('taskstack.'))
+        .sort();
+      expect(names).toEqual([
+        'taskstack.a.form',
+        'taskstack.a.session',
+        'taskstack.b.form',
+        'taskstack.b.session',
+      ]);
+    } finally {
+      await a.stop();
+    }
   });
 
   it('a callback path the registration does not list is refused by the provider', async () => {

@@ -56,9 +56,9 @@ describe('Index and Create (the form)', () => {
     expect(html).toContain('<form id="create" method="post" action="/tasks">');
     expect(html).toMatch(/<input type="hidden" name="_csrf" value="[0-9a-f]+\.[0-9a-f]+">/);
     const cookies = response.headers.getSetCookie();
-    const session = cookies.find((c) => c.startsWith('taskstack.session=s%3A'));
+    const session = cookies.find((c) => c.startsWith('taskstack.a.session=s%3A'));
     expect(session).toMatch(/; Path=\/; HttpOnly; SameSite=Lax$/);
-    expect(cookies.find((c) => c.startsWith('taskstack.form='))).toMatch(/; HttpOnly; SameSite=Lax$/);
+    expect(cookies.find((c) => c.startsWith('taskstack.a.form='))).toMatch(/; HttpOnly; SameSite=Lax$/);
     expect(response.headers.get('content-security-policy')).toContain("default-src 'self'");
     expect(response.headers.get('content-security-policy')).toContain("form-action 'self'");
     expect(response.headers.get('x-content-type-options')).toBe('nosniff');
@@ -176,18 +176,20 @@ describe('Create refuses forged requests', () => {
   it('a session cookie the app cannot verify counts as no session: the API and pages answer, its form is refused', async () => {
     const page = await openPage(web.url);
     const listed = (await tasks()).length;
-    const session = page.cookie.split('; ').find((c) => c.startsWith('taskstack.session=')) as string;
-    const form = page.cookie.split('; ').find((c) => c.startsWith('taskstack.form=')) as string;
+    const session = page.cookie.split('; ').find((c) => c.startsWith('taskstack.a.session=')) as string;
+    const form = page.cookie.split('; ').find((c) => c.startsWith('taskstack.a.form=')) as string;
     const tampered = session.replace('%22sid%22%3A%22', '%22sid%22%3A%22x');
-    const unsigned = 'taskstack.session=j%3A%7B%22sid%22%3A%22abc%22%7D';
-    for (const cookie of [`${tampered}; ${form}`, `${unsigned}; ${form}`, 'taskstack.session=garbage']) {
+    const unsigned = 'taskstack.a.session=j%3A%7B%22sid%22%3A%22abc%22%7D';
+    for (const cookie of [`${tampered}; ${form}`, `${unsigned}; ${form}`, 'taskstack.a.session=garbage']) {
       expect((await getTasks(web.url, { cookie })).status).toBe(200);
       const response = await postJson(web.url, '{"title":"t"}', 'application/json', { cookie });
       expect(response.status).toBe(200);
       // A page starts a new session: a new signed cookie replaces the one that could not be verified.
       const index = await fetch(`${web.url}/`, { headers: { cookie } });
       expect(index.status).toBe(200);
-      expect(index.headers.getSetCookie().find((c) => c.startsWith('taskstack.session=s%3A'))).toBeDefined();
+      expect(
+        index.headers.getSetCookie().find((c) => c.startsWith('taskstack.a.session=s%3A')),
+      ).toBeDefined();
       const refused = await postForm(web.url, '/tasks', { _csrf: page.token, title: 'tampered' }, cookie);
       expect(refused.status).toBe(403);
       expect(await refused.text()).toBe(BAD_FORM_TOKEN);

@@ -99,7 +99,7 @@ describe('before sign-in', () => {
       'openid',
       'profile',
     ]);
-    const signIn = response.headers.getSetCookie().find((c) => c.startsWith('taskstack.signin=s%3A'));
+    const signIn = response.headers.getSetCookie().find((c) => c.startsWith('taskstack.b.signin=s%3A'));
     expect(signIn).toMatch(/; Max-Age=600; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Lax$/);
     // The PKCE verifier stays in the signed cookie; the provider sees only its hash.
     expect(signIn).not.toContain(query.code_challenge);
@@ -128,7 +128,7 @@ describe('before sign-in', () => {
 
   it('a session cookie the app cannot verify counts as none: sent to sign in, the API answers 401', async () => {
     const cookie =
-      'taskstack.session=s%3Aj%3A%7B%22sid%22%3A%22x%22%2C%22account%22%3A%22someone%22%7D.forged';
+      'taskstack.b.session=s%3Aj%3A%7B%22sid%22%3A%22x%22%2C%22account%22%3A%22someone%22%7D.forged';
     const page = await fetch(`${web.url}/`, { redirect: 'manual', headers: { cookie } });
     expect(page.status).toBe(302);
     expect(page.headers.get('location')).toContain(`${authority}/oauth2/v2.0/authorize?`);
@@ -183,7 +183,7 @@ describe('the sign-in callback', () => {
       expect(await response.text()).toBe(SIGN_IN_FAILED);
       // The one-time sign-in cookie is spent either way.
       expect(response.headers.getSetCookie()).toContain(
-        'taskstack.signin=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT',
+        'taskstack.b.signin=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT',
       );
     }
     expect(web.output()).toContain('sign-in refused by the provider: access_denied');

@@ -10,7 +10,7 @@ import { memoryStore } from './tasks.ts';
 
 const config = readConfig();
 const log = (line: string) => console.log(line);
-const session = sessions(config.sessionSecret);
+const session = sessions(config.sessionSecret, config.variant);
 // Each variant loads only its own SDKs (chunks of dist/): A neither Cosmos DB's nor MSAL's, B not Event Hubs'.
 const app = createApp({
   config,

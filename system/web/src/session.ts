@@ -7,10 +7,18 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { doubleCsrf } from 'csrf-csrf';
 import type { CookieOptions, NextFunction, Request, Response } from 'express';
+import type { Variant } from './config.ts';
 import { BAD_FORM_TOKEN } from './errors.ts';
 
-export const SESSION_COOKIE = 'taskstack.session';
-export const FORM_TOKEN_COOKIE = 'taskstack.form';
+/**
+ * The app's cookies are named after its variant. Browsers send cookies by host whatever the port, and
+ * locally A and B share one (127.0.0.1): under the same names each would overwrite the other's session.
+ * In Azure each app has a host of its own, where these names are just as valid (no local branch).
+ */
+export const cookieNames = (variant: Variant) => {
+  const prefix = `taskstack.${variant.toLowerCase()}`;
+  return { session: `${prefix}.session`, form: `${prefix}.form`, signIn: `${prefix}.signin` };
+};
 /** The hidden field every form carries. */
 export const FORM_TOKEN_FIELD = '_csrf';
 
@@ -36,14 +44,15 @@ export const cookieOptions = (req: Request): CookieOptions => ({
 
 export type Sessions = ReturnType<typeof sessions>;
 
-export function sessions(sessionSecret: string) {
+export function sessions(sessionSecret: string, variant: Variant) {
+  const names = cookieNames(variant);
   const current = new WeakMap<Request, Session>();
   // A key of its own for the form tokens, derived so that one setting serves both.
   const formSecret = createHmac('sha256', sessionSecret).update('form tokens').digest('base64url');
   const csrf = doubleCsrf({
     getSecret: () => formSecret,
     getSessionIdentifier: (req) => current.get(req)?.sid ?? '',
-    cookieName: FORM_TOKEN_COOKIE,
+    cookieName: names.form,
     cookieOptions: { sameSite: 'lax', httpOnly: true, secure: false, path: '/' },
     getCsrfTokenFromRequest: (req) =>
       (req.body as Record<string, unknown> | undefined)?.[FORM_TOKEN_FIELD] as string,
@@ -52,7 +61,7 @@ export function sessions(sessionSecret: string) {
 
   const save = (req: Request, res: Response, session: Session) => {
     current.set(req, session);
-    res.cookie(SESSION_COOKIE, session, { ...cookieOptions(req), signed: true });
+    res.cookie(names.session, session, { ...cookieOptions(req), signed: true });
   };
 
   /** The request's session; a new one (and its cookie) when it has none. */
@@ -65,6 +74,7 @@ export function sessions(sessionSecret: string) {
   };
 
   return {
+    names,
     /**
      * Reads the session cookie. One the app cannot verify (signed with another secret, as after a
      * restart of A with a random one, or not signed at all) counts as none, as ASP.NET Core ignores a
@@ -72,7 +82,7 @@ export function sessions(sessionSecret: string) {
      * refused by its token, which is bound to the old session's id.
      */
     read(req: Request, _res: Response, next: NextFunction) {
-      const signed = (req.signedCookies as Record<string, unknown>)[SESSION_COOKIE];
+      const signed = (req.signedCookies as Record<string, unknown>)[names.session];
       if (isSession(signed)) current.set(req, signed);
       next();
     },
@@ -81,8 +91,8 @@ export function sessions(sessionSecret: string) {
     renew: (req: Request, res: Response, account?: string) =>
       save(req, res, { sid: randomBytes(16).toString('base64url'), account }),
     clear(res: Response) {
-      res.clearCookie(SESSION_COOKIE, { path: '/' });
-      res.clearCookie(FORM_TOKEN_COOKIE, { path: '/' });
+      res.clearCookie(names.session, { path: '/' });
+      res.clearCookie(names.form, { path: '/' });
     },
     /** A token for a form of this session (a session is made if needed). */
     formToken(req: Request, res: Response): string {

@@ -18,8 +18,7 @@ import type { SignInConfig } from './config.ts';
 import { SIGN_IN_FAILED, SIGN_IN_REQUIRED, sendText, UnavailableError } from './errors.ts';
 import { cookieOptions, type Sessions } from './session.ts';
 
-/** The PKCE verifier and state of a sign-in under way (signed, HttpOnly, ten minutes). */
-const SIGN_IN_COOKIE = 'taskstack.signin';
+/** A sign-in under way: its PKCE verifier and state, in a signed HttpOnly cookie for ten minutes. */
 const SIGN_IN_MAX_AGE_MS = 10 * 60 * 1000;
 /** Graph's `GET /me` needs User.Read; MSAL adds openid, profile and offline_access. */
 const SCOPES = ['User.Read'];
@@ -86,7 +85,11 @@ export function signIn(config: SignInConfig, sessions: Sessions, log: (line: str
       throw new UnavailableError(SIGN_IN_UNAVAILABLE, `sign-in: ${(error as Error).message}`);
     }
     const saved: SignInState = { state, verifier };
-    res.cookie(SIGN_IN_COOKIE, saved, { ...cookieOptions(req), signed: true, maxAge: SIGN_IN_MAX_AGE_MS });
+    res.cookie(sessions.names.signIn, saved, {
+      ...cookieOptions(req),
+      signed: true,
+      maxAge: SIGN_IN_MAX_AGE_MS,
+    });
     res.redirect(url);
   }
 
@@ -109,8 +112,8 @@ export function signIn(config: SignInConfig, sessions: Sessions, log: (line: str
 
     /** The provider's answer at CallbackPath: the code is redeemed (with the PKCE verifier) for tokens. */
     async callback(req: Request, res: Response) {
-      const saved = (req.signedCookies as Record<string, unknown>)[SIGN_IN_COOKIE];
-      res.clearCookie(SIGN_IN_COOKIE, { path: '/' });
+      const saved = (req.signedCookies as Record<string, unknown>)[sessions.names.signIn];
+      res.clearCookie(sessions.names.signIn, { path: '/' });
       const { code, state, error } = req.query;
       if (typeof error === 'string') log(`sign-in refused by the provider: ${error}`);
       if (!isSignInState(saved) || typeof code !== 'string' || state !== saved.state) {
