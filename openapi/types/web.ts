@@ -117,6 +117,8 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['TaskInput'];
+        'text/json': components['schemas']['TaskInput'];
+        'application/*+json': components['schemas']['TaskInput'];
       };
     };
     responses: {
@@ -162,14 +164,16 @@ export interface operations {
           'text/plain; charset=utf-8': 'Request too large: the limit is 1048576 bytes.';
         };
       };
-      /** @description A content type other than application/json. */
+      /** @description A content type other than application/json, text/json or application/*+json, or a charset other than UTF-8 or UTF-16. */
       415: {
         headers: {
           [name: string]: unknown;
         };
         content: {
           /** @example Content-Type must be application/json. */
-          'text/plain; charset=utf-8': 'Content-Type must be application/json.';
+          'text/plain; charset=utf-8':
+            | 'Content-Type must be application/json.'
+            | 'Content-Type charset must be utf-8 or utf-16.';
         };
       };
       500: components['responses']['Failed'];

@@ -120,10 +120,10 @@ export function postForm(url: string, path: string, fields: Record<string, strin
   });
 }
 
-/** POSTs JSON text to the task API; the answer must be documented in openapi/web.json. */
+/** POSTs JSON (text, or bytes as sent) to the task API; the answer must be documented in openapi/web.json. */
 export async function postJson(
   url: string,
-  body: string,
+  body: string | Buffer<ArrayBuffer>,
   contentType = 'application/json',
   headers: Record<string, string> = {},
 ) {

@@ -2,10 +2,11 @@
  * Variant A against the real stack (Event Hubs and the function app): every route and error of the
  * web app, and the end-to-end path Create → one message on taskevents → ProcessTaskEvents' log line.
  */
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { EventHubProducerClient } from '@azure/event-hubs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AppStack, freePort, type LogEntry, startAppStack } from '../functions/test-support.ts';
-import { BAD_FORM_TOKEN, JSON_ONLY, NOT_FOUND, NOT_JSON, TOO_LARGE } from './src/errors.ts';
+import { BAD_FORM_TOKEN, JSON_CHARSET, JSON_ONLY, NOT_FOUND, NOT_JSON, TOO_LARGE } from './src/errors.ts';
 import { NOT_AN_OBJECT, type Task, TITLE_REQUIRED, WRONG_TYPE } from './src/tasks.ts';
 import { getTasks, openPage, postForm, postJson, startWebApp, type WebApp } from './test-support.ts';
 
@@ -263,6 +264,9 @@ describe('JSON API /api/tasks', () => {
       [postJson(web.url, '{"title": 5}'), 400, WRONG_TYPE],
       [postJson(web.url, '{"title":"t","dueDate":{"day":1}}'), 400, WRONG_TYPE],
       [postJson(web.url, '{"title":"t"}', 'text/plain'), 415, JSON_ONLY],
+      [postJson(web.url, '{"title":"t"}', 'application/xml'), 415, JSON_ONLY],
+      [postJson(web.url, '{"title":"t"}', 'application/json; charset=latin1'), 415, JSON_CHARSET],
+      [postJson(web.url, '{"title":"t"}', 'text/json; charset=utf-32'), 415, JSON_CHARSET],
       [postJson(web.url, huge), 413, TOO_LARGE],
       [
         postForm(web.url, '/tasks', { title: 'big', description: 'x'.repeat(10 * 1024 * 1024) }),
@@ -285,6 +289,45 @@ describe('JSON API /api/tasks', () => {
     expect(TOO_LARGE).toBe('Request too large: the limit is 1048576 bytes.');
     expect((await tasks()).length).toBe(listed);
     expect(web.running()).toBe(true);
+  });
+
+  it('reads the JSON media types ASP.NET reads (application/json, text/json, application/*+json) in UTF-8 or UTF-16', async () => {
+    const utf16 = Buffer.from('{"title":"in UTF-16 ✓"}', 'utf16le');
+    const cases: [string | Buffer<ArrayBuffer>, string][] = [
+      ['{"title":"as text/json"}', 'text/json'],
+      ['{"title":"as problem+json"}', 'application/problem+json'],
+      ['{"title":"as vnd+json"}', 'application/vnd.taskstack+json; charset=UTF-8'],
+      [utf16, 'application/json; charset=utf-16'],
+      [utf16, 'application/json; charset="utf-16le"'],
+    ];
+    for (const [body, type] of cases) {
+      const response = await postJson(web.url, body, type);
+      expect(response.status).toBe(200);
+      const title = typeof body === 'string' ? (JSON.parse(body) as Task).title : 'in UTF-16 ✓';
+      expect(((await response.json()) as Task).title).toBe(title);
+    }
+  });
+
+  it('a body is read as sent, Content-Encoding not applied (ASP.NET Core without request decompression)', async () => {
+    const listed = (await tasks()).length;
+    const json = '{"title":"compressed"}';
+    for (const [body, encoding] of [
+      [gzipSync(json), 'gzip'],
+      [brotliCompressSync(json), 'br'],
+      [deflateSync(json), 'deflate'],
+    ] as const) {
+      const response = await postJson(web.url, body, 'application/json', { 'content-encoding': encoding });
+      expect({ status: response.status, text: await response.text() }).toEqual({
+        status: 400,
+        text: NOT_JSON,
+      });
+    }
+    expect((await tasks()).length).toBe(listed);
+    // Plain JSON that claims to be compressed is read as the JSON it is.
+    const plain = await postJson(web.url, '{"title":"not compressed"}', 'application/json', {
+      'content-encoding': 'gzip',
+    });
+    expect(plain.status).toBe(200);
   });
 
   it('an unknown path is 404 Not found.', async () => {

@@ -11,6 +11,7 @@ import type { WebConfig } from './config.ts';
 import {
   BAD_FORM_TOKEN,
   INTERNAL,
+  JSON_CHARSET,
   JSON_ONLY,
   MAX_BODY_BYTES,
   NOT_FOUND,
@@ -41,7 +42,22 @@ interface FormState {
   values: Record<string, string>;
 }
 
-const isJson = (req: Request) => /^application\/json\s*(;|$)/i.test(req.get('content-type') ?? '');
+/** The media types ASP.NET's JSON input formatter reads: application/json, text/json, application/*+json. */
+const JSON_TYPE = /^(application\/json|text\/json|application\/[^\s;/]+\+json)\s*(;|$)/i;
+/**
+ * The charsets it reads (its SupportedEncodings, UTF-8 and UTF-16 little-endian, by their names); a body
+ * in any other charset it answers with 415, as it does a media type it does not read.
+ */
+const JSON_CHARSETS = ['utf-8', 'utf-16', 'utf-16le'];
+
+/** Lets through a JSON body the formatter would read; 415 otherwise. */
+function jsonOnly(req: Request, res: Response, next: NextFunction) {
+  const type = req.get('content-type') ?? '';
+  if (!JSON_TYPE.test(type)) return sendText(res, 415, JSON_ONLY);
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(type)?.[1]?.toLowerCase();
+  if (charset !== undefined && !JSON_CHARSETS.includes(charset)) return sendText(res, 415, JSON_CHARSET);
+  next();
+}
 
 export function createApp({ config, store, sessions, events, signIn, log }: WebParts) {
   const app = express();
@@ -59,10 +75,18 @@ export function createApp({ config, store, sessions, events, signIn, log }: WebP
       },
     }),
   );
+  // A body is read as sent, as ASP.NET Core reads it without the RequestDecompression middleware (not in
+  // its default pipeline): Content-Encoding is not applied, so a compressed body is not valid JSON (or a
+  // form). body-parser would inflate gzip, deflate and br itself.
+  app.use((req, _res, next) => {
+    delete req.headers['content-encoding'];
+    next();
+  });
   app.use(cookieParser(config.sessionSecret));
   app.use(sessions.read);
   const form = express.urlencoded({ extended: false, limit: MAX_BODY_BYTES, parameterLimit: 100 });
-  const json = express.json({ limit: MAX_BODY_BYTES, strict: false });
+  // Every body jsonOnly lets through, whichever JSON media type it names.
+  const json = express.json({ limit: MAX_BODY_BYTES, strict: false, type: () => true });
 
   if (signIn) {
     app.get(config.signIn?.callbackPath ?? '/signin-oidc', signIn.callback);
@@ -113,17 +137,12 @@ export function createApp({ config, store, sessions, events, signIn, log }: WebP
     res.json(await store.list());
   });
 
-  app.post(
-    '/api/tasks',
-    (req, res, next) => (isJson(req) ? next() : sendText(res, 415, JSON_ONLY)),
-    json,
-    async (req, res) => {
-      // An empty body is an object without a title.
-      const checked = checkTask(req.body ?? {});
-      if ('refused' in checked) return sendText(res, 400, checked.refused);
-      res.json(await store.add(checked.task));
-    },
-  );
+  app.post('/api/tasks', jsonOnly, json, async (req, res) => {
+    // An empty body is an object without a title.
+    const checked = checkTask(req.body ?? {});
+    if ('refused' in checked) return sendText(res, 400, checked.refused);
+    res.json(await store.add(checked.task));
+  });
 
   app.use((_req, res) => sendText(res, 404, NOT_FOUND));
 

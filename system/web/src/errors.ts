@@ -5,6 +5,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export const TOO_LARGE = `Request too large: the limit is ${MAX_BODY_BYTES} bytes.`;
 export const NOT_JSON = 'Request body is not valid JSON.';
 export const JSON_ONLY = 'Content-Type must be application/json.';
+export const JSON_CHARSET = 'Content-Type charset must be utf-8 or utf-16.';
 export const BAD_FORM_TOKEN =
   'The form has expired or was not sent by this site. Reload the page and try again.';
 export const SIGN_IN_REQUIRED = 'Sign-in required.';
