@@ -6,7 +6,15 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { EventHubProducerClient } from '@azure/event-hubs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AppStack, freePort, type LogEntry, startAppStack } from '../functions/test-support.ts';
-import { BAD_FORM_TOKEN, JSON_CHARSET, JSON_ONLY, NOT_FOUND, NOT_JSON, TOO_LARGE } from './src/errors.ts';
+import {
+  BAD_FORM_TOKEN,
+  JSON_CHARSET,
+  JSON_ONLY,
+  NOT_FOUND,
+  NOT_JSON,
+  TOO_LARGE,
+  TOO_MANY_FIELDS,
+} from './src/errors.ts';
 import { NOT_AN_OBJECT, type Task, TITLE_REQUIRED, WRONG_TYPE } from './src/tasks.ts';
 import { getTasks, openPage, postForm, postJson, startWebApp, type WebApp } from './test-support.ts';
 
@@ -136,6 +144,25 @@ describe('Index and Create (the form)', () => {
       description: null,
       dueDate: null,
     });
+  });
+
+  it("a form may have 1024 fields (ASP.NET's ValueCountLimit); one more is 400 with its text, nothing stored", async () => {
+    const page = await openPage(web.url);
+    const fields = (count: number, title: string) => ({
+      _csrf: page.token,
+      title,
+      ...Object.fromEntries(Array.from({ length: count - 2 }, (_, i) => [`extra${i}`, 'x'])),
+    });
+    const allowed = await postForm(web.url, '/tasks', fields(1024, '1024 fields'), page.cookie);
+    expect(allowed.status).toBe(303);
+    const refused = await postForm(web.url, '/tasks', fields(1025, '1025 fields'), page.cookie);
+    expect({
+      status: refused.status,
+      type: refused.headers.get('content-type'),
+      text: await refused.text(),
+    }).toEqual({ status: 400, type: TEXT, text: TOO_MANY_FIELDS });
+    expect(TOO_MANY_FIELDS).toBe('Too many form fields: the limit is 1024.');
+    expect((await tasks()).map((t) => t.title).filter((t) => t.endsWith(' fields'))).toEqual(['1024 fields']);
   });
 
   it('shows markup in a title as text', async () => {

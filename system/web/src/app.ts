@@ -14,10 +14,12 @@ import {
   JSON_CHARSET,
   JSON_ONLY,
   MAX_BODY_BYTES,
+  MAX_FORM_FIELDS,
   NOT_FOUND,
   NOT_JSON,
   sendText,
   TOO_LARGE,
+  TOO_MANY_FIELDS,
   UnavailableError,
 } from './errors.ts';
 import type { TaskEvents } from './events.ts';
@@ -84,7 +86,11 @@ export function createApp({ config, store, sessions, events, signIn, log }: WebP
   });
   app.use(cookieParser(config.sessionSecret));
   app.use(sessions.read);
-  const form = express.urlencoded({ extended: false, limit: MAX_BODY_BYTES, parameterLimit: 100 });
+  const form = express.urlencoded({
+    extended: false,
+    limit: MAX_BODY_BYTES,
+    parameterLimit: MAX_FORM_FIELDS,
+  });
   // Every body jsonOnly lets through, whichever JSON media type it names.
   const json = express.json({ limit: MAX_BODY_BYTES, strict: false, type: () => true });
 
@@ -156,6 +162,8 @@ export function createApp({ config, store, sessions, events, signIn, log }: WebP
     };
     if (failure.type === 'entity.too.large') return sendText(res, 413, TOO_LARGE);
     if (failure.type === 'entity.parse.failed') return sendText(res, 400, NOT_JSON);
+    // ASP.NET's form reader throws past its limit, and its antiforgery check turns that into a 400.
+    if (failure.type === 'parameters.too.many') return sendText(res, 400, TOO_MANY_FIELDS);
     if (failure.code === 'EBADCSRFTOKEN') return sendText(res, 403, BAD_FORM_TOKEN);
     if (error instanceof UnavailableError) {
       log(error.message);

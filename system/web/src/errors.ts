@@ -3,6 +3,9 @@ import type { Response } from 'express';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 export const TOO_LARGE = `Request too large: the limit is ${MAX_BODY_BYTES} bytes.`;
+/** ASP.NET's FormOptions.ValueCountLimit: the most fields a form may have. */
+export const MAX_FORM_FIELDS = 1024;
+export const TOO_MANY_FIELDS = `Too many form fields: the limit is ${MAX_FORM_FIELDS}.`;
 export const NOT_JSON = 'Request body is not valid JSON.';
 export const JSON_ONLY = 'Content-Type must be application/json.';
 export const JSON_CHARSET = 'Content-Type charset must be utf-8 or utf-16.';
