@@ -273,7 +273,15 @@ describe('JSON API /api/tasks', () => {
   });
 
   it('title missing or empty: 400 Title is required.', async () => {
-    for (const body of ['{}', '{"title":""}', '{"title":null,"description":"d"}', '{"title":" "}', '']) {
+    for (const body of [
+      '{}',
+      '{"title":""}',
+      '{"title":null,"description":"d"}',
+      '{"title":" "}',
+      '',
+      'null',
+      ' null ',
+    ]) {
       const response = await postJson(web.url, body);
       expect(response.status).toBe(400);
       expect(response.headers.get('content-type')).toBe(TEXT);

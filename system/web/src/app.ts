@@ -144,7 +144,8 @@ export function createApp({ config, store, sessions, events, signIn, log }: WebP
   });
 
   app.post('/api/tasks', jsonOnly, json, async (req, res) => {
-    // An empty body is an object without a title.
+    // An empty body, and JSON null, are a task without a title: ASP.NET's JSON formatter reads both as
+    // no value, which the action sees as a null task.
     const checked = checkTask(req.body ?? {});
     if ('refused' in checked) return sendText(res, 400, checked.refused);
     res.json(await store.add(checked.task));
