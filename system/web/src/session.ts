@@ -11,9 +11,9 @@ import type { Variant } from './config.ts';
 import { BAD_FORM_TOKEN } from './errors.ts';
 
 /**
- * The app's cookies are named after its variant. Browsers send cookies by host whatever the port, and
- * locally A and B share one (127.0.0.1): under the same names each would overwrite the other's session.
- * In Azure each app has a host of its own, where these names are just as valid (no local branch).
+ * The app's cookies are named after its variant. Browsers send cookies by host whatever the port, so
+ * two variants served from one host name on different ports would, under the same names, overwrite
+ * each other's session.
  */
 export const cookieNames = (variant: Variant) => {
   const prefix = `taskstack.${variant.toLowerCase()}`;
