@@ -19,6 +19,13 @@ export interface EmulatorContext {
   log(message: string): void;
   /** The service can no longer serve (e.g. a process it depends on died): its process exits, the launcher restarts it. */
   crash(reason: string): void;
+  /**
+   * Asks whoever runs the service to end and restart it once its event loop has stopped turning for
+   * longer than `silentLimitMs`. The functions host gives functionTimeout and its grace, so a function
+   * stuck in an endless loop ends its worker, as Azure's host restarts a worker stuck past the timeout.
+   * Absent where nothing watches.
+   */
+  watch?(silentLimitMs: number): void;
 }
 
 /** A started service. */

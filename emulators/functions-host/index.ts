@@ -15,7 +15,7 @@ import { blobService, connectionSetting } from './connections.ts';
 import { AppRegistry, installCoreApi, type LogLevel } from './core-api.ts';
 import { defaultHostId, type Host, isDisabled, type Listener, triggerOf } from './host.ts';
 import { createHostServer } from './http/server.ts';
-import { Invoker } from './invoke.ts';
+import { Invoker, TIMEOUT_GRACE_MS } from './invoke.ts';
 import { KeyManager, type KeyType } from './keys.ts';
 import { BlobSecretsStore, FileSecretsStore } from './keys-store.ts';
 import { startListener } from './listeners.ts';
@@ -114,13 +114,27 @@ export default defineEmulator({
     // Aborted as the host stops: the Event Grid output retries no more (Azure's host cancels an
     // invocation's token as it shuts down) instead of holding the stop for seconds.
     const stopping = new AbortController();
+    // Past a function's timeout and grace, Azure's host restarts the worker running it. The worker is
+    // this process, so it ends and is started again: as a crash when the function still lets the event
+    // loop turn, by the watchdog when it does not (an endless loop).
     const invoker = new Invoker(
       registry,
       logs,
       config.functionTimeoutMs,
       outputWriter(settings, context.clock, stopping.signal),
       inputReader(settings, context.clock),
+      (_fn, invocationId) => {
+        logs.host(
+          'warning',
+          `A function timeout has occurred. Restarting worker process executing invocationId '${invocationId}'.`,
+        );
+        context.crash(
+          `a function ran past functionTimeout (invocation ${invocationId}): restarting the worker`,
+        );
+      },
     );
+    // Only a function holds the loop that long: an idle host has nothing that could.
+    if (config.functionTimeoutMs !== undefined) context.watch?.(config.functionTimeoutMs + TIMEOUT_GRACE_MS);
     const host: Host = {
       appDir,
       hostId,

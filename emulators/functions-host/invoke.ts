@@ -52,6 +52,16 @@ export type InputReader = (
 
 class FunctionTimeoutError extends Error {}
 
+/**
+ * How long a function past functionTimeout may take to finish before its worker is restarted: the
+ * runtime's grace (TimeoutAttribute.GracePeriod, 2 s) before the timeout is thrown, then as long again
+ * while the host's timeout handler waits for the invocation.
+ */
+export const TIMEOUT_GRACE_MS = 4_000;
+
+/** Called when a function is still running its grace after its timeout: its worker must restart. */
+export type OnStuck = (fn: RegisteredFunction, invocationId: string) => void;
+
 /** `hh:mm:ss` as the host prints timeouts. */
 const timeSpan = (ms: number) => new Date(ms).toISOString().slice(11, 19);
 
@@ -62,6 +72,7 @@ export class Invoker {
     private readonly timeoutMs: number | undefined,
     private readonly writeOutputs: OutputWriter,
     private readonly readInputs: InputReader,
+    private readonly onStuck: OnStuck,
   ) {}
 
   /** Runs the app's `log` hooks (they may rewrite level and message), then logs. */
@@ -111,8 +122,9 @@ export class Invoker {
     } catch (error) {
       if (error instanceof FunctionTimeoutError) {
         timedOut = true;
-        // JavaScript cannot be pre-empted: the handler runs on, but its result and outputs are dropped
-        // (#withinTimeout handles its late outcome).
+        // JavaScript cannot be pre-empted: the handler runs on, its result and outputs dropped
+        // (#withinTimeout handles its late outcome), and past the grace its worker restarts.
+        this.#unlessSettled(work, TIMEOUT_GRACE_MS, () => this.onStuck(fn, invocationId));
         say(
           'error',
           `Timeout value of ${timeSpan(this.timeoutMs ?? 0)} exceeded by function 'Functions.${fn.name}' (Id: '${invocationId}'). Initiating cancellation.`,
@@ -151,6 +163,15 @@ export class Invoker {
         },
       );
     });
+  }
+
+  /** Calls `then` if `work` has not settled within `ms`. */
+  #unlessSettled(work: Promise<unknown>, ms: number, then: () => void) {
+    const timer = setTimeout(then, ms);
+    work.then(
+      () => clearTimeout(timer),
+      () => clearTimeout(timer),
+    );
   }
 
   #since(started: number): number {

@@ -36,6 +36,8 @@ const send = (message: FromComponent) => {
   if (process.connected) process.send?.(message);
 };
 const clock = new StackClock();
+/** How often a watched component says it is alive (EmulatorContext.watch). */
+const ALIVE_EVERY_MS = 1_000;
 /** What the emulator's `load` gave (or is giving) for the options the launcher sent ahead of `start`. */
 let loading: Promise<unknown> | undefined;
 let running: RunningEmulator | undefined;
@@ -94,6 +96,13 @@ async function handle(emulator: Emulator, message: ToComponent) {
             crash: (reason) => {
               console.error(`crashed: ${reason}`);
               void stop(1);
+            },
+            // The heartbeat runs on this process's event loop: one held by a stuck function sends none.
+            // The first goes at once, so that a function stuck right after the start is caught too.
+            watch: (silentLimitMs) => {
+              const beat = () => send({ type: 'alive', silentForMs: silentLimitMs });
+              beat();
+              setInterval(beat, ALIVE_EVERY_MS).unref();
             },
           },
           loading,

@@ -107,6 +107,8 @@ export class ComponentProcess {
   #nextId = 1;
   #stopping = false;
   #restarts: number[] = [];
+  /** Ends a watched component that has fallen silent (see `#heard`). */
+  #silence: NodeJS.Timeout | undefined;
   #log: WriteStream | undefined;
   endpoints: Record<string, string> = {};
 
@@ -190,6 +192,8 @@ export class ComponentProcess {
           resolve(message.endpoints);
         } else if (message.type === 'failed') {
           reject(new Error(message.message));
+        } else if (message.type === 'alive') {
+          this.#heard(child, message.silentForMs);
         } else if (message.type === 'reply') {
           const waiter = this.#pending.get(message.id);
           this.#pending.delete(message.id);
@@ -201,6 +205,7 @@ export class ComponentProcess {
         }
       });
       child.once('exit', (code, signal) => {
+        clearTimeout(this.#silence);
         for (const waiter of this.#pending.values()) waiter.reject(new Error(`${this.name} exited`));
         this.#pending.clear();
         reject(new Error(`${this.name} exited during start (${signal ?? code})`));
@@ -216,6 +221,18 @@ export class ComponentProcess {
   }
 
   /** A problem shown on the console and kept in the component's log. */
+  /**
+   * A watched component's heartbeat (EmulatorContext.watch): one that falls silent for longer than it
+   * allowed has its event loop held, and is killed to be restarted.
+   */
+  #heard(child: ChildProcess, silentForMs: number) {
+    clearTimeout(this.#silence);
+    this.#silence = setTimeout(() => {
+      this.#problem(`silent for ${silentForMs / 1000} s (its event loop is held): killing it`);
+      child.kill('SIGKILL');
+    }, silentForMs).unref();
+  }
+
   #problem(text: string) {
     this.console.problem(this.name, text);
     this.#log?.write(`${new Date().toISOString()} ${printable(text)}\n`);

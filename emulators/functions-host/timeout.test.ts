@@ -1,0 +1,71 @@
+/**
+ * Past functionTimeout and its grace, Azure's host restarts the worker that runs the function. Here the
+ * worker is the host's process: it ends and the launcher starts it again, whether the function lets the
+ * event loop turn (the host's own timer) or holds it (the launcher's watchdog, fed each second).
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { testDataDir, waitFor } from '../core/testing.ts';
+import type { ComponentUnderTest } from '../stack/test-support.ts';
+import { startComponent } from '../stack/test-support.ts';
+import { appPath, readLog } from './test/helpers.ts';
+
+const data = testDataDir();
+const logFile = join(data.dir, 'logs', 'functions.jsonl');
+let host: ComponentUnderTest;
+
+beforeAll(async () => {
+  host = await startComponent(
+    'functions',
+    {
+      port: 0,
+      appDir: appPath('app-timeout'),
+      logFile,
+      settings: { AzureWebJobsSecretStorageType: 'files' },
+    },
+    data.dir,
+  );
+});
+afterAll(async () => {
+  await host?.stop();
+  data.remove();
+});
+
+const call = (name: string) => fetch(`${host.endpoints.baseUrl}/api/${name}`);
+const restartLine = (invocationId: string) =>
+  `A function timeout has occurred. Restarting worker process executing invocationId '${invocationId}'.`;
+const invocationOf = (name: string) =>
+  readLog(logFile).find((e) => e.function === name && e.message.startsWith(`Executing 'Functions.${name}'`))
+    ?.invocationId as string;
+/** The host answers again, from a process other than `pid`. */
+const servedByAnotherProcess = (pid: number) =>
+  waitFor(
+    'the restarted host',
+    async () => {
+      const answer = await call('quick').catch(() => undefined);
+      return answer?.ok && Number(await answer.text()) !== pid;
+    },
+    30_000,
+  );
+
+it('restarts the worker when a function still runs after its timeout and grace, not when it ends within', async () => {
+  const pid = host.pid as number;
+  // `late` would have restarted the worker before `stuck` did, had its end within the grace not counted.
+  expect((await call('late')).status).toBe(500);
+  expect((await call('stuck')).status).toBe(500);
+  await servedByAnotherProcess(pid);
+  const restarts = readLog(logFile).filter((e) => e.message.startsWith('A function timeout has occurred.'));
+  expect(restarts.map((e) => e.message)).toEqual([restartLine(invocationOf('stuck'))]);
+  expect(host.output).toContainEqual(expect.stringContaining('crashed: a function ran past functionTimeout'));
+});
+
+it('restarts the worker when a function holds the event loop, through the launcher', async () => {
+  const pid = host.pid as number;
+  // The host cannot answer while the loop is held, nor say that the function timed out.
+  const answer = call('spin').catch((error: Error) => error);
+  await servedByAnotherProcess(pid);
+  expect(await answer).toBeInstanceOf(Error);
+  expect(host.output).toContainEqual(
+    expect.stringContaining('silent for 5 s (its event loop is held): killing it'),
+  );
+});
