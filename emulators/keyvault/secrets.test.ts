@@ -91,6 +91,17 @@ describe('Key Vault through SecretClient', () => {
     });
   });
 
+  it("takes names that are also names of an object's own members (constructor, toString) as any other", async () => {
+    for (const name of ['constructor', 'toString', 'hasOwnProperty']) {
+      expect(await failure(stack.client.getSecret(name))).toMatchObject({
+        statusCode: 404,
+        message: notFound(name),
+      });
+      await stack.client.setSecret(name, `value of ${name}`);
+      expect((await stack.client.getSecret(name.toUpperCase())).value).toBe(`value of ${name}`);
+    }
+  });
+
   it('soft-deletes: the poller completes, get says 404, the name is held until purged or recovered', async () => {
     await stack.client.setSecret('Doomed', 'v1');
     const deleted = await (

@@ -48,7 +48,9 @@ export class Vault {
     /** `https://127.0.0.1:P/`: the prefix of every id. */
     private readonly baseUrl: string,
   ) {
-    this.#data = store.load();
+    // Without a prototype: a secret may be named `constructor` or `toString`, which an object would
+    // already answer for.
+    this.#data = Object.assign(Object.create(null) as VaultData, store.load());
   }
 
   get(name: string, version?: string) {
