@@ -125,15 +125,22 @@ describe('identity emulator', () => {
   it('refuses a wrong api-version, a missing resource and another identity', async () => {
     const { header, clientId } = actAs('functionApp');
     const base = running.endpoints.identityEndpoint;
+    const vault = `${base}?api-version=2019-08-01&resource=https://vault.azure.net`;
+    const otherIdentity = 'Unable to load the proper Managed Identity.';
     const cases = [
-      `${base}?api-version=2017-09-01&resource=https://vault.azure.net`,
-      `${base}?api-version=2019-08-01`,
-      `${base}?api-version=2019-08-01&resource=https://vault.azure.net&client_id=${context.secrets.identities.webApp?.clientId}`,
+      [
+        `${base}?api-version=2017-09-01&resource=https://vault.azure.net`,
+        'Unsupported api-version. Supported version is 2019-08-01.',
+      ],
+      [`${base}?api-version=2019-08-01`, 'Required query parameter resource is missing.'],
+      [`${vault}&client_id=${context.secrets.identities.webApp?.clientId}`, otherIdentity],
+      [`${vault}&principal_id=${context.secrets.identities.webApp?.principalId}`, otherIdentity],
+      [`${vault}&mi_res_id=/subscriptions/x/resourceGroups/y`, otherIdentity],
     ];
-    for (const url of cases) {
-      const response = await fetch(url, { headers: { 'X-IDENTITY-HEADER': header } });
+    for (const [url, message] of cases) {
+      const response = await fetch(url as string, { headers: { 'X-IDENTITY-HEADER': header } });
       expect(response.status).toBe(400);
-      expect((await response.json()).statusCode).toBe(400);
+      expect(await response.json()).toMatchObject({ statusCode: 400, message });
     }
     const own = await fetch(
       `${base}?api-version=2019-08-01&resource=https://x.example&client_id=${clientId}`,

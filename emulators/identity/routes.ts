@@ -105,17 +105,17 @@ export function identityHandler(options: IdentityRoutesOptions) {
     }
     const resource = query.get('resource');
     if (!resource) return msiError(res, 400, 'Required query parameter resource is missing.');
-    // Apps here have only their system-assigned identity; asking for any other one finds nothing.
+    // Apps here have only their system-assigned identity; asking for any other one finds nothing, and
+    // App Service answers that with one text whichever identifier named it (azure-sdk-for-net#43691).
     const clientId = query.get('client_id');
     const principalId = query.get('principal_id') ?? query.get('object_id');
     if (
       (clientId && clientId !== identity.clientId) ||
-      (principalId && principalId !== identity.principalId)
+      (principalId && principalId !== identity.principalId) ||
+      query.has('mi_res_id')
     ) {
-      return msiError(res, 400, 'No managed identity found for the specified identifier.');
+      return msiError(res, 400, 'Unable to load the proper Managed Identity.');
     }
-    if (query.has('mi_res_id'))
-      return msiError(res, 400, 'No managed identity found for the specified mi_res_id.');
     const token = await tokens.issue(identity, resource);
     sendJson(res, 200, {
       access_token: token.accessToken,
