@@ -239,4 +239,26 @@ describe('queries', () => {
       /^Message: \{"errors":\[\{"severity":"Error","location":\{"start":\d+,"end":\d+\},"code":"SC1001","message":"Syntax error, incorrect syntax near/,
     );
   });
+
+  it.each([
+    [
+      'SELECT VALUE c.id FROM c WHERE FOO(c.n)',
+      '{"severity":"Error","location":{"start":31,"end":34},"code":"SC2005","message":"\'FOO\' is not a recognized built-in function name."}',
+    ],
+    [
+      'SELECT IIF(c.n > 1, "a", "b") AS x FROM c',
+      '{"severity":"Error","location":{"start":7,"end":10},"message":"The built-in function IIF is not supported by this emulator."}',
+    ],
+    [
+      'SELECT VALUE c.id FROM c WHERE udf.check(c.n)',
+      '{"severity":"Error","location":{"start":31,"end":40},"message":"User-defined functions (udf.check) are not supported by this emulator."}',
+    ],
+  ])('refuses a function call it cannot run before running it, never with its engine’s own error: %s', async (query, detail) => {
+    const error = await container.items
+      .query(query)
+      .fetchAll()
+      .catch((e) => e);
+    expect(error.code).toBe(400);
+    expect(error.body.message.split('\r\n')[0]).toBe(`Message: {"errors":[${detail}]}`);
+  });
 });

@@ -30,6 +30,7 @@ function compile(text: string): Query {
     } catch (error) {
       throw syntaxError(text, error);
     }
+    checkFunctions(text, parsed.ast);
     if (compiled.size >= CACHE_SIZE) compiled.delete(compiled.keys().next().value as string);
     compiled.set(text, parsed);
   }
@@ -37,24 +38,97 @@ function compile(text: string): Query {
 }
 
 /** Cosmos reports SQL errors as a JSON list inside the message, with the offending span. */
+function sqlError(error: { start: number; end: number; code?: string; message: string }) {
+  const { start, end, code, message } = error;
+  const detail = {
+    errors: [{ severity: 'Error', location: { start, end }, ...(code && { code }), message }],
+  };
+  return errors.badRequest(`Message: ${JSON.stringify(detail)}`);
+}
+
 function syntaxError(text: string, error: unknown) {
   if (!(error instanceof engine().SyntaxError)) return errors.badRequest((error as Error).message);
   const { start, end } = (
     error as unknown as { location: { start: { offset: number }; end: { offset: number } } }
   ).location;
   const near = text.slice(start.offset).split(/\s/)[0] || text.slice(Math.max(0, start.offset - 1));
-  const detail = {
-    errors: [
-      {
-        severity: 'Error',
-        location: { start: start.offset, end: Math.max(end.offset, start.offset + near.length) },
-        code: 'SC1001',
-        message: `Syntax error, incorrect syntax near '${near}'.`,
-      },
-    ],
-  };
-  return errors.badRequest(`Message: ${JSON.stringify(detail)}`);
+  return sqlError({
+    start: start.offset,
+    end: Math.max(end.offset, start.offset + near.length),
+    code: 'SC1001',
+    message: `Syntax error, incorrect syntax near '${near}'.`,
+  });
 }
+
+/** Azure Cosmos DB's built-in functions (the NoSQL query reference), upper-cased. */
+const AZURE_FUNCTIONS = new Set(
+  `ABS ACOS AGO ARRAY_CONCAT ARRAY_CONTAINS ARRAY_CONTAINS_ALL ARRAY_CONTAINS_ANY ARRAY_LENGTH ARRAY_SLICE
+  ASIN ATAN ATN2 AVG CEILING CHOOSE CONCAT CONTAINS COS COT COUNT DATETIMEADD DATETIMEBIN DATETIMEDIFF
+  DATETIMEFROMPARTS DATETIMEPART DATETIMETOTICKS DATETIMETOTIMESTAMP DEGREES DOCUMENTID ENDSWITH EXP
+  FLOOR FULLTEXTCONTAINS FULLTEXTCONTAINSALL FULLTEXTCONTAINSANY FULLTEXTSCORE GETCURRENTDATETIME
+  GETCURRENTDATETIMESTATIC GETCURRENTTICKS GETCURRENTTICKSSTATIC GETCURRENTTIMESTAMP
+  GETCURRENTTIMESTAMPSTATIC IIF INDEX_OF INTADD INTBITAND INTBITLEFTSHIFT INTBITNOT INTBITOR
+  INTBITRIGHTSHIFT INTBITXOR INTDIV INTMOD INTMUL INTSUB IS_ARRAY IS_BOOL IS_DEFINED IS_FINITE_NUMBER
+  IS_INTEGER IS_NULL IS_NUMBER IS_OBJECT IS_PRIMITIVE IS_STRING LEFT LENGTH LOG LOG10 LOWER LTRIM MAX MIN
+  NOW NUMBERBIN OBJECTTOARRAY PI POWER RADIANS RAND REGEXMATCH REPLACE REPLICATE REVERSE RIGHT ROUND RRF
+  RTRIM SETINTERSECT SETUNION SIGN SIN SQRT SQUARE STARTSWITH STRINGEQUALS STRINGJOIN STRINGSPLIT
+  STRINGTOARRAY STRINGTOBOOLEAN STRINGTONULL STRINGTONUMBER STRINGTOOBJECT ST_AREA ST_DISTANCE
+  ST_INTERSECTS ST_ISVALID ST_ISVALIDDETAILED ST_WITHIN SUBSTRING SUM TAN TICKSTODATETIME
+  TIMESTAMPTODATETIME TOSTRING TRIM TRUNC UPPER VECTORDISTANCE`.split(/\s+/),
+);
+
+/** Each function call in a parsed query: its name as written, and whether it is `udf.<name>`. */
+function* calls(node: unknown): Generator<{ name: string; udf: boolean }> {
+  if (Array.isArray(node)) for (const item of node) yield* calls(item);
+  else if (node && typeof node === 'object') {
+    const call = node as { type?: string; name?: { name?: string }; udf?: boolean };
+    if (call.type === 'scalar_function_expression' && call.name?.name)
+      yield { name: call.name.name, udf: Boolean(call.udf) };
+    for (const value of Object.values(node)) yield* calls(value);
+  }
+}
+
+/**
+ * Refuses a call the engine cannot run, before it runs (the engine would fail with its own JavaScript
+ * error, `$b.IIF is not a function`): a name Azure does not know gets Azure's SC2005; one of Azure's own
+ * functions that this engine lacks, or a user-defined function, gets a refusal that says so.
+ */
+function checkFunctions(text: string, ast: unknown) {
+  const { builtins, aggregates } = engineFunctions();
+  for (const { name, udf } of calls(ast)) {
+    const upper = name.toUpperCase();
+    if (!udf && (builtins.has(upper) || aggregates.has(upper))) continue;
+    const written = udf ? `udf.${name}` : name;
+    const start = new RegExp(`${written.replace('.', '\\.')}\\s*\\(`, 'i').exec(text)?.index ?? 0;
+    const span = { start, end: start + written.length };
+    if (udf)
+      throw sqlError({
+        ...span,
+        message: `User-defined functions (${written}) are not supported by this emulator.`,
+      });
+    if (AZURE_FUNCTIONS.has(upper))
+      throw sqlError({
+        ...span,
+        message: `The built-in function ${name} is not supported by this emulator.`,
+      });
+    throw sqlError({
+      ...span,
+      code: 'SC2005',
+      message: `'${name}' is not a recognized built-in function name.`,
+    });
+  }
+}
+
+let functions: { builtins: Set<string>; aggregates: Set<string> } | undefined;
+/** The functions the engine implements, by upper-case name. */
+const engineFunctions = () => {
+  const load = (path: string) => new Set(Object.keys(createRequire(import.meta.url)(path)));
+  functions ??= {
+    builtins: load('@zeit/cosmosdb-query/lib/builtin-functions.js'),
+    aggregates: load('@zeit/cosmosdb-query/lib/aggregate-functions.js'),
+  };
+  return functions;
+};
 
 /** Checks a query request body. */
 export function parseQuerySpec(body: unknown): QuerySpec {
