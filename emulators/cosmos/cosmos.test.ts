@@ -250,6 +250,10 @@ describe('queries', () => {
       '{"severity":"Error","location":{"start":7,"end":10},"message":"The built-in function IIF is not supported by this emulator."}',
     ],
     [
+      'SELECT VALUE c.id FROM c WHERE STARTSWITH(c.id, "Q", true)',
+      '{"severity":"Error","location":{"start":31,"end":41},"message":"The ignore-case argument of STARTSWITH is not supported by this emulator."}',
+    ],
+    [
       'SELECT VALUE c.id FROM c WHERE udf.check(c.n)',
       '{"severity":"Error","location":{"start":31,"end":40},"message":"User-defined functions (udf.check) are not supported by this emulator."}',
     ],

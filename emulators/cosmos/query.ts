@@ -77,13 +77,16 @@ const AZURE_FUNCTIONS = new Set(
   TIMESTAMPTODATETIME TOSTRING TRIM TRUNC UPPER VECTORDISTANCE`.split(/\s+/),
 );
 
-/** Each function call in a parsed query: its name as written, and whether it is `udf.<name>`. */
-function* calls(node: unknown): Generator<{ name: string; udf: boolean }> {
+/** Functions whose optional third argument (ignore case) the engine lacks. */
+const CASE_ARGUMENT = new Set(['STARTSWITH', 'ENDSWITH', 'CONTAINS']);
+
+/** Each function call in a parsed query: its name as written, whether it is `udf.<name>`, its arity. */
+function* calls(node: unknown): Generator<{ name: string; udf: boolean; arity: number }> {
   if (Array.isArray(node)) for (const item of node) yield* calls(item);
   else if (node && typeof node === 'object') {
-    const call = node as { type?: string; name?: { name?: string }; udf?: boolean };
+    const call = node as { type?: string; name?: { name?: string }; udf?: boolean; arguments?: unknown[] };
     if (call.type === 'scalar_function_expression' && call.name?.name)
-      yield { name: call.name.name, udf: Boolean(call.udf) };
+      yield { name: call.name.name, udf: Boolean(call.udf), arity: call.arguments?.length ?? 0 };
     for (const value of Object.values(node)) yield* calls(value);
   }
 }
@@ -95,12 +98,18 @@ function* calls(node: unknown): Generator<{ name: string; udf: boolean }> {
  */
 function checkFunctions(text: string, ast: unknown) {
   const { builtins, aggregates } = engineFunctions();
-  for (const { name, udf } of calls(ast)) {
+  for (const { name, udf, arity } of calls(ast)) {
     const upper = name.toUpperCase();
-    if (!udf && (builtins.has(upper) || aggregates.has(upper))) continue;
+    const ignoreCase = CASE_ARGUMENT.has(upper) && arity === 3;
+    if (!udf && !ignoreCase && (builtins.has(upper) || aggregates.has(upper))) continue;
     const written = udf ? `udf.${name}` : name;
     const start = new RegExp(`${written.replace('.', '\\.')}\\s*\\(`, 'i').exec(text)?.index ?? 0;
     const span = { start, end: start + written.length };
+    if (ignoreCase)
+      throw sqlError({
+        ...span,
+        message: `The ignore-case argument of ${name} is not supported by this emulator.`,
+      });
     if (udf)
       throw sqlError({
         ...span,
