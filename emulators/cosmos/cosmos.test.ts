@@ -240,6 +240,43 @@ describe('queries', () => {
     );
   });
 
+  it('serves an ORDER BY over several properties only from a composite index, as Cosmos DB does', async () => {
+    const { database } = await cosmos.client().databases.createIfNotExists({ id: 'TestDB' });
+    const { container: ordered } = await database.containers.createIfNotExists({
+      id: 'Ordered',
+      partitionKey: { paths: ['/pk'] },
+      indexingPolicy: {
+        compositeIndexes: [
+          [
+            { path: '/pk', order: 'ascending' },
+            { path: '/n', order: 'descending' },
+          ],
+        ],
+      },
+    });
+    for (const [id, pk, n] of [
+      ['a', 'x', 1],
+      ['b', 'x', 2],
+      ['c', 'y', 0],
+    ] as const)
+      await ordered.items.create({ id, pk, n });
+    const ids = async (query: string, target = ordered) =>
+      (await target.items.query(query).fetchAll()).resources.map((r) => r.id);
+    expect(await ids('SELECT * FROM c ORDER BY c.pk ASC, c.n DESC')).toEqual(['b', 'a', 'c']);
+    // All directions reversed: the same index, read backwards.
+    expect(await ids('SELECT * FROM c ORDER BY c.pk DESC, c.n ASC')).toEqual(['c', 'a', 'b']);
+    const refused = `Message: {"Errors":["The order by query does not have a corresponding composite index that it can be served from."]}`;
+    for (const [query, target] of [
+      ['SELECT * FROM c ORDER BY c.pk ASC, c.n ASC', ordered],
+      ['SELECT * FROM c ORDER BY c.n DESC, c.pk ASC', ordered],
+      ['SELECT * FROM c ORDER BY c.owner, c.title', container],
+    ] as const) {
+      const error = await ids(query, target).catch((e) => e);
+      expect(error.code, query).toBe(400);
+      expect(error.body.message.split('\r\n')[0], query).toBe(refused);
+    }
+  });
+
   it.each([
     [
       'SELECT VALUE c.id FROM c WHERE FOO(c.n)',

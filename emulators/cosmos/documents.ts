@@ -3,7 +3,7 @@ import { batch } from './batch.ts';
 import { errors } from './errors.ts';
 import type { Item } from './model.ts';
 import { patchItem } from './patch.ts';
-import { parseQuerySpec, queryPlan, runQuery } from './query.ts';
+import { checkOrderBy, parseQuerySpec, queryPlan, runQuery } from './query.ts';
 import {
   COLL,
   type CosmosRequest,
@@ -32,11 +32,16 @@ const itemReply = (item: Item, status: number): Reply => ({
 export async function postDocuments(request: CosmosRequest, service: Service): Promise<Reply> {
   const target = container(request, service);
   const { headers } = request;
-  if (isTrue(headers['x-ms-cosmos-is-query-plan-request']))
-    return { status: 200, body: queryPlan(parseQuerySpec(await request.body())) };
+  const { indexingPolicy } = target.resource as { indexingPolicy?: Parameters<typeof checkOrderBy>[1] };
+  if (isTrue(headers['x-ms-cosmos-is-query-plan-request'])) {
+    const spec = parseQuerySpec(await request.body());
+    checkOrderBy(spec, indexingPolicy);
+    return { status: 200, body: queryPlan(spec) };
+  }
   if (isQuery(headers)) {
     if (headers['content-type'] !== 'application/query+json') throw errors.unsupportedMediaType();
     const spec = parseQuerySpec(await request.body());
+    checkOrderBy(spec, indexingPolicy);
     const page = runQuery(
       target.items(partitionKey(request)),
       spec,

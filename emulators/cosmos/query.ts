@@ -147,6 +147,55 @@ export function parseQuerySpec(body: unknown): QuerySpec {
   return spec;
 }
 
+interface CompositePath {
+  path: string;
+  order?: string;
+}
+
+/** `c.a.b` (or `c["a"].b`) as an index path, `/a/b`; undefined for anything else. */
+function pathOf(expression: unknown): string | undefined {
+  const node = expression as {
+    type?: string;
+    object?: unknown;
+    property?: { name?: string; value?: unknown };
+  };
+  if (node.type === 'identifier') return '';
+  if (node.type !== 'scalar_member_expression') return undefined;
+  const parent = pathOf(node.object);
+  const name = node.property?.name ?? node.property?.value;
+  return parent === undefined || typeof name !== 'string' ? undefined : `${parent}/${name}`;
+}
+
+/**
+ * An ORDER BY over several properties is served only by a composite index of the container's with the
+ * same paths, in the same order, all its directions the same as the query's or all reversed; without
+ * one, Cosmos DB refuses the query.
+ */
+export function checkOrderBy(spec: QuerySpec, policy: { compositeIndexes?: CompositePath[][] } | undefined) {
+  const orderBy = (
+    compile(spec.query).ast.body as {
+      orderBy?: { expressions: { expression: unknown; order?: string }[] } | null;
+    }
+  ).orderBy?.expressions;
+  if (!orderBy || orderBy.length < 2) return;
+  const wanted = orderBy.map(({ expression, order }) => ({
+    path: pathOf(expression),
+    descending: order?.toUpperCase() === 'DESC',
+  }));
+  const serves = (index: CompositePath[]) => {
+    if (index.length !== wanted.length) return false;
+    const same = index.map((entry, i) => (entry.order === 'descending') === wanted[i]?.descending);
+    return (
+      index.every((entry, i) => entry.path === wanted[i]?.path) &&
+      (same.every(Boolean) || same.every((s) => !s))
+    );
+  };
+  if (!(policy?.compositeIndexes ?? []).some(serves))
+    throw errors.badRequest(
+      `Message: ${JSON.stringify({ Errors: ['The order by query does not have a corresponding composite index that it can be served from.'] })}`,
+    );
+}
+
 /** Runs a query over `items`, one page of at most `maxItemCount` results from `continuation` on. */
 export function runQuery(items: object[], spec: QuerySpec, maxItemCount: number, continuation?: string) {
   const parsed = compile(spec.query);
