@@ -11,9 +11,17 @@ const MAX_VALUE_BYTES = 25 * 1024;
 const MAX_BODY_BYTES = 256 * 1024;
 
 const attributes = z.object({ enabled: z.boolean(), nbf: z.number().int(), exp: z.number().int() }).partial();
+/** Tag names are free text, `__proto__` too, which zod's record would drop: checked, and kept as sent. */
+const tags = z.custom<Record<string, string>>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.values(value).every((v) => typeof v === 'string'),
+);
 const propertiesBody = z.object({
   contentType: z.string().optional(),
-  tags: z.record(z.string(), z.string()).optional(),
+  tags: tags.optional(),
   attributes: attributes.optional(),
 });
 const secretBody = propertiesBody.extend({ value: z.string() });

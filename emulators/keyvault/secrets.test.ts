@@ -91,6 +91,19 @@ describe('Key Vault through SecretClient', () => {
     });
   });
 
+  it('keeps every tag as sent, one named __proto__ too', async () => {
+    const tags = JSON.parse('{"__proto__":"x","a":"b"}') as Record<string, string>;
+    const set = await stack.client.setSecret('Tagged', 'v', { tags });
+    expect(Object.entries(set.properties.tags ?? {})).toEqual([
+      ['__proto__', 'x'],
+      ['a', 'b'],
+    ]);
+    expect(Object.entries((await stack.client.getSecret('Tagged')).properties.tags ?? {})).toEqual([
+      ['__proto__', 'x'],
+      ['a', 'b'],
+    ]);
+  });
+
   it("takes names that are also names of an object's own members (constructor, toString) as any other", async () => {
     for (const name of ['constructor', 'toString', 'hasOwnProperty']) {
       expect(await failure(stack.client.getSecret(name))).toMatchObject({
