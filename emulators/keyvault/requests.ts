@@ -18,6 +18,7 @@ const tags = z.custom<Record<string, string>>(
     value !== null &&
     !Array.isArray(value) &&
     Object.values(value).every((v) => typeof v === 'string'),
+  'expected an object of string values',
 );
 const propertiesBody = z.object({
   contentType: z.string().optional(),
