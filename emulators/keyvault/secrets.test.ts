@@ -102,6 +102,12 @@ describe('Key Vault through SecretClient', () => {
       ['__proto__', 'x'],
       ['a', 'b'],
     ]);
+    const numeric = { a: 1 } as unknown as Record<string, string>;
+    expect(await failure(stack.client.setSecret('Tagged', 'v', { tags: numeric }))).toMatchObject({
+      statusCode: 400,
+      code: 'BadParameter',
+      message: 'tags: expected an object of string values',
+    });
   });
 
   it("takes names that are also names of an object's own members (constructor, toString) as any other", async () => {
