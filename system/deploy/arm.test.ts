@@ -266,6 +266,43 @@ describe('the ARM template (system/deploy/azure/template.json)', () => {
     );
   });
 
+  it('deploys the sites only in the first run: the second (codeDeployed=true) leaves them and their settings as the zip deploy left them', () => {
+    /** The resources a run deploys, given codeDeployed; a condition other than these two fails the test. */
+    const deployed = (codeDeployed: boolean) =>
+      resources.filter((resource) => {
+        if (resource.condition === undefined) return true;
+        if (resource.condition === "[parameters('codeDeployed')]") return codeDeployed;
+        if (resource.condition === "[not(parameters('codeDeployed'))]") return !codeDeployed;
+        throw new Error(`${resource.type} ${resource.name}: unexpected condition ${resource.condition}`);
+      });
+    const typesIn = (run: Resource[]) => run.map((resource) => resource.type);
+    const first = deployed(false);
+    const second = deployed(true);
+    expect(first.filter((resource) => resource.type === 'Microsoft.Web/sites')).toHaveLength(
+      Object.keys(apps).length,
+    );
+    for (const app of Object.keys(apps))
+      expect(site(app).condition, app).toBe("[not(parameters('codeDeployed'))]");
+    // A site's PUT replaces its whole app settings list (and with it WEBSITE_RUN_FROM_PACKAGE): none in the second run.
+    expect(typesIn(second)).not.toContain('Microsoft.Web/sites');
+    expect(JSON.stringify(second)).not.toContain('appSettings');
+    // …which still creates what needs the code, reading the existing function app by resourceId.
+    const subscription = named('Microsoft.EventGrid/topics/eventSubscriptions', 'taskcreatedsub');
+    const functionKey = named('Microsoft.ApiManagement/service/namedValues', 'FunctionKey');
+    expect(second).toContain(subscription);
+    expect(second).toContain(functionKey);
+    expect(first).not.toContain(subscription);
+    expect(first).not.toContain(functionKey);
+    expect(functionKey.properties?.value).toBe(
+      "[listKeys(format('{0}/host/default', resourceId('Microsoft.Web/sites', format('{0}-functions-{1}', parameters('prefix'), variables('suffix')))), '2023-12-01').functionKeys.default]",
+    );
+    // Every run-time lookup names its resource by resourceId, which ARM resolves for a resource it skips.
+    const text = JSON.stringify({ second, outputs: template.outputs });
+    expect(
+      text.match(/(reference|listKeys)\((?!resourceId\(|format\('\{0\}\/host\/default', resourceId\()/g),
+    ).toBeNull();
+  });
+
   it('refuses a setting that names something Azure does not provide', () => {
     const broken = {
       ...apps,

@@ -442,6 +442,10 @@ export function armTemplate(topology: Topology, apps: Apps) {
     return {
       type: 'Microsoft.Web/sites',
       apiVersion: API.web,
+      // Only before the code: a site's PUT replaces all its app settings, and would drop the
+      // WEBSITE_RUN_FROM_PACKAGE the zip deploy set (Azure/azure-cli#11718). The second run reads the
+      // existing sites through resourceId(), which ARM evaluates even for a resource it skips.
+      condition: "[not(parameters('codeDeployed'))]",
       name: name.site(app),
       location: "[parameters('location')]",
       kind: declaration.kind === 'functionapp' ? 'functionapp,linux' : 'app,linux',
@@ -476,7 +480,7 @@ export function armTemplate(topology: Topology, apps: Apps) {
         defaultValue: false,
         metadata: {
           description:
-            "The apps' code is deployed: create what Azure checks against it (Event Grid subscriptions to functions, the function key API Management sends)",
+            "The apps' code is deployed: create what Azure checks against it (Event Grid subscriptions to functions, the function key API Management sends), and leave the sites and their settings as the zip deploy left them",
         },
       },
       ...apim.parameters,

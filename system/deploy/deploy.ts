@@ -1,7 +1,7 @@
 /**
  * `taskstack deploy --resource-group RG [--environment dev|prod] [--dry-run] [--packages DIR] [--target-file F]`:
  * the `az` commands that put the very same artifacts in Azure, in order — the template (resources and
- * settings), the redirect URIs of the registrations the apps sign users in with, each app's zip (`npm run package`), the template again with the Event Grid subscriptions
+ * settings), the redirect URIs of the registrations the apps sign users in with, each app's zip (`npm run package`), the template again (sites untouched) with the Event Grid subscriptions
  * (Azure checks their function exists), the function key — then a stack.json-shaped target file for
  * the contract table and the scenarios. `--dry-run` prints the commands and runs nothing.
  * Template parameters without a default come from the environment (EncryptionKey ← TASKSTACK_ENCRYPTION_KEY,
