@@ -5,7 +5,7 @@ import { loadApps, repositoryRoot, settingReference } from '../../emulators/core
 import { loadSecrets } from '../../emulators/core/secrets.ts';
 import { testDataDir } from '../../emulators/core/testing.ts';
 import { loadTopology } from '../../emulators/core/topology.ts';
-import { armTemplate } from './arm.ts';
+import { armTemplate, azureValues } from './arm.ts';
 import { WELL_KNOWN } from './compose.ts';
 import { generatedFiles } from './generate.ts';
 import { parametersFile, TEMPLATE } from './paths.ts';
@@ -184,6 +184,11 @@ describe('the ARM template (system/deploy/azure/template.json)', () => {
     expect(functions.KeyVaultDisableChallengeResourceVerification).toBe('false');
   });
 
+  it("gives web app B Microsoft Graph's address, not ARM's environment().graph (Azure AD Graph, retired)", () => {
+    expect(apps['web-b']?.settings.GraphBaseUrl).toBe('@identity.graph');
+    expect(settingsOf('web-b').GraphBaseUrl).toBe('https://graph.microsoft.com/v1.0');
+  });
+
   it('contains no secret: no generated key, no emulator key, every setting either an expression or a short literal', async () => {
     const data = testDataDir();
     const secrets = await loadSecrets(data.dir, topology);
@@ -196,11 +201,14 @@ describe('the ARM template (system/deploy/azure/template.json)', () => {
       ...Object.values(WELL_KNOWN),
     ])
       expect(text).not.toContain(value);
-    // A literal is apps.json's own (committed, no reference) or a short platform setting.
+    // A literal is apps.json's own (committed, no reference), arm.ts's own for a reference (a public
+    // address), or a short platform setting.
+    const values = azureValues(topology);
     for (const [app, declaration] of Object.entries(apps))
       for (const [setting, value] of Object.entries(settingsOf(app))) {
         const declared = declaration.settings[setting];
-        const literal = declared !== undefined && !settingReference(declared) && value === declared;
+        const key = settingReference(declared ?? '')?.key;
+        const literal = declared !== undefined && (key ? values[key]?.value === value : value === declared);
         expect(value.startsWith('[') || literal || value.length < 16, `${app} ${setting}`).toBe(true);
       }
   });

@@ -122,7 +122,9 @@ export function azureValues(topology: Topology): Record<string, AzureValue> {
     },
     'identity.instance': { value: '[environment().authentication.loginEndpoint]', dependsOn: [] },
     'identity.tenantId': { value: '[subscription().tenantId]', dependsOn: [] },
-    'identity.graph': { value: "[format('{0}v1.0', environment().graph)]", dependsOn: [] },
+    // Microsoft Graph (web app B calls /me with a Graph User.Read token). ARM's environment() has no
+    // property for it: its graph and graphAudience are Azure AD Graph (graph.windows.net), retired.
+    'identity.graph': { value: 'https://graph.microsoft.com/v1.0', dependsOn: [] },
     // What ARM cannot create comes in as parameters: app registrations (az ad app) and generated secrets.
     'stack.sessionSecret': given('sessionSecret', 'securestring', "Signs the web apps' cookies"),
     ...Object.fromEntries(
