@@ -17,8 +17,12 @@ const appSchema = z.object({
   build: z.string().optional(),
   /** The port it listens on locally with `--port-base`-less defaults. */
   localPort: z.number().int().min(1).max(65535),
-  /** Path App Service's health check would probe; any answer below 500 counts as up. */
-  healthCheckPath: z.string().startsWith('/').default('/'),
+  /**
+   * App Service's health check path in Azure, set only when declared: Azure counts only 200–299 as
+   * healthy and follows no redirect, so a path that answers anonymous callers otherwise takes the
+   * instances out. Locally (and in compose) the start waits for it, or `/`, to answer below 500.
+   */
+  healthCheckPath: z.string().startsWith('/').optional(),
   /** App settings by the spec's names: literal values, or `@service.value` references. */
   settings: z.record(z.string(), z.string()),
 });

@@ -184,6 +184,30 @@ describe('the ARM template (system/deploy/azure/template.json)', () => {
     expect(functions.KeyVaultDisableChallengeResourceVerification).toBe('false');
   });
 
+  it('sets App Service health check only on a web app whose apps.json entry declares a path', () => {
+    const siteConfig = (resource: Resource) =>
+      resource.properties?.siteConfig as { healthCheckPath?: string };
+    // None declares one today: web-b answers an anonymous `/` with a redirect to sign-in, which Azure counts unhealthy.
+    for (const [app, declaration] of Object.entries(apps)) {
+      expect(declaration.healthCheckPath, app).toBeUndefined();
+      expect(siteConfig(site(app)), app).not.toHaveProperty('healthCheckPath');
+    }
+    const declared = armTemplate(topology, {
+      ...apps,
+      web: { ...(apps.web as (typeof apps)[string]), healthCheckPath: '/health' },
+    });
+    const sites = (declared.resources as Resource[]).filter(
+      (resource) => resource.type === 'Microsoft.Web/sites',
+    );
+    expect(
+      Object.fromEntries(sites.map((resource) => [resource.name, siteConfig(resource).healthCheckPath])),
+    ).toEqual({
+      "[format('{0}-functions-{1}', parameters('prefix'), variables('suffix'))]": undefined,
+      "[format('{0}-web-{1}', parameters('prefix'), variables('suffix'))]": '/health',
+      "[format('{0}-web-b-{1}', parameters('prefix'), variables('suffix'))]": undefined,
+    });
+  });
+
   it("gives web app B Microsoft Graph's address, not ARM's environment().graph (Azure AD Graph, retired)", () => {
     expect(apps['web-b']?.settings.GraphBaseUrl).toBe('@identity.graph');
     expect(settingsOf('web-b').GraphBaseUrl).toBe('https://graph.microsoft.com/v1.0');

@@ -457,6 +457,7 @@ export function armTemplate(topology: Topology, apps: Apps) {
         httpsOnly: true,
         siteConfig: {
           linuxFxVersion: 'Node|20',
+          // Only a declared path: App Service's check wants 2xx and follows no redirect (web-b's `/` redirects to sign-in).
           healthCheckPath: declaration.kind === 'webapp' ? declaration.healthCheckPath : undefined,
           appSettings: [...settings, ...platform],
         },

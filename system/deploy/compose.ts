@@ -298,7 +298,7 @@ export function composeFile(topology: Topology, apps: Apps) {
       const common = {
         ports: published(app.localPort, 80),
         volumes: [`./${stagedApp(name)}:/home/site/wwwroot:ro`, `taskstack-ca:${CA_DIR}:ro`],
-        healthcheck: httpCheck(80, app.healthCheckPath),
+        healthcheck: httpCheck(80, app.healthCheckPath ?? '/'),
         depends_on: Object.fromEntries(after.map((service) => [service, healthy])),
       };
       // The local CA: our Key Vault, identity and Event Grid speak HTTPS, as Azure's do.
