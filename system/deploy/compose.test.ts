@@ -175,6 +175,20 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('has the Cosmos DB emulator advertise its compose host name, and web-b (reading it through the vault) wait for it', () => {
+    const services = committed().services as Record<string, Service>;
+    // Its default, localhost, sends SDK clients in other containers (endpoint discovery) to themselves.
+    expect(services.cosmos?.environment).toEqual({ GATEWAY_PUBLIC_ENDPOINT: 'cosmos' });
+    expect(composeValues(topology)['cosmos.endpoint']).toBe('http://cosmos:8081/');
+    // web-b names no @cosmos setting, but its tasks live in Cosmos DB, through the vault's DocumentDbConnection.
+    expect(Object.values(apps['web-b']?.settings ?? {})).toContain('@keyvault.uri');
+    expect(services['web-b']?.depends_on).toEqual({
+      identity: { condition: 'service_healthy' },
+      keyvault: { condition: 'service_healthy' },
+      cosmos: { condition: 'service_healthy' },
+    });
+  });
+
   it('publishes ports on 127.0.0.1 only, waits on health checks, and declares every named volume', () => {
     const file = committed();
     const services = file.services as Record<string, Service>;

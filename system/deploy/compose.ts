@@ -57,6 +57,9 @@ const SERVICE_OF_REFERENCE: Record<string, string> = {
   identity: 'identity',
 };
 
+/** The vault secrets seeded from a resource (the rest come from the env file): what an app reading the vault also uses. */
+const VAULT_SECRETS_FROM: Record<string, string> = { DocumentDbConnection: 'cosmos.connectionString' };
+
 /** Where the local CA (created by the `init` service) is mounted in every container that needs it. */
 const CA_DIR = '/taskstack/ca';
 
@@ -223,7 +226,7 @@ function ownServices(topology: Topology, apps: Apps, own: ServiceName[]) {
       jwksUri,
       seed: {
         EncryptionKey: secret('TASKSTACK_ENCRYPTION_KEY'),
-        DocumentDbConnection: values['cosmos.connectionString'],
+        ...Object.fromEntries(Object.entries(VAULT_SECRETS_FROM).map(([name, key]) => [name, values[key]])),
       },
     },
     eventgrid: { functionsBaseUrl: functionsApp && `http://${functionsApp}:80` },
@@ -290,7 +293,12 @@ export function composeFile(topology: Topology, apps: Apps) {
   const settings = composeAppSettings(topology, apps);
   const appServices = Object.fromEntries(
     Object.entries(apps).map(([name, app]) => {
-      const uses = Object.values(app.settings).flatMap((value) => settingReference(value)?.service ?? []);
+      const named = Object.values(app.settings).flatMap((value) => settingReference(value)?.service ?? []);
+      // Reading the vault is reading what its secrets hold (web-b's tasks: Cosmos DB, through DocumentDbConnection).
+      const behindVault = named.includes('keyvault')
+        ? Object.values(VAULT_SECRETS_FROM).flatMap((key) => settingReference(`@${key}`)?.service ?? [])
+        : [];
+      const uses = [...named, ...behindVault];
       const identity = appIdentity(topology, name);
       const after = [...new Set([...uses, ...(identity ? ['identity'] : [])])].flatMap(
         (service) => SERVICE_OF_REFERENCE[service] ?? [],
@@ -353,6 +361,11 @@ export function composeFile(topology: Topology, apps: Apps) {
       },
       cosmos: {
         image: IMAGES.cosmos,
+        // The host the emulator advertises for endpoint discovery, which SDK clients then call: its default,
+        // localhost, is each client's own container. The compose service name is what the apps reach it by.
+        environment: {
+          GATEWAY_PUBLIC_ENDPOINT: new URL(composeValues(topology)['cosmos.endpoint'] as string).hostname,
+        },
         ports: published(DEFAULT_PORTS.cosmos),
         healthcheck: bashTcpCheck(8081),
       },
