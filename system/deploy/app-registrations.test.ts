@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadApps, repositoryRoot } from '../../emulators/core/apps.ts';
@@ -107,6 +107,27 @@ describe('the app-registration script (system/deploy/azure/app-registrations.sh)
     expect(env).not.toContain(variable('taskApi', 'clientSecret'));
     expect(statSync(out).mode & 0o777).toBe(0o600);
     expect(result.stdout).not.toContain('secret-of');
+  });
+
+  it('prints its usage for --help and -h, exit 0, with no az call and no file written', () => {
+    const usage = [
+      'usage: system/deploy/azure/app-registrations.sh --url developerPortal=https://… [--out FILE]',
+      'Creates the app registrations of the Task Management Service (az ad app), once per tenant, after az login.',
+      "  --url NAME=URL  the address NAME's redirect URIs are on (needed: developerPortal)",
+      '  --out FILE      where client ids and secrets go, mode 0600 (default .taskstack/app-registrations.env)',
+      '  -h, --help      print this and exit',
+      '',
+    ].join('\n');
+    for (const flag of ['--help', '-h']) {
+      const out = join(data.dir, `help${flag}.env`);
+      const result = run(...urlArgs(Object.keys(urls)), '--out', out, flag);
+      expect(result.stderr, flag).toBe('');
+      expect(result.status, flag).toBe(0);
+      expect(result.stdout, flag).toBe(usage);
+      expect(result.calls, flag).toEqual([]);
+      expect(existsSync(out), flag).toBe(false);
+    }
+    expect(run('--help').stdout).toBe(usage);
   });
 
   it('refuses to run without the addresses it needs, with one line and no az call', () => {

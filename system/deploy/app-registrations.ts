@@ -19,6 +19,15 @@ export function appRegistrationsScript(topology: Topology, apps: Apps): string {
     ...new Set(applications.flatMap(([, app]) => (app.web && !byDeploy(app.web.on) ? [app.web.on] : []))),
   ];
   const usage = addresses.map((on) => `--url ${on}=https://…`).join(' ');
+  const help = [
+    `usage: system/deploy/azure/app-registrations.sh ${usage}${usage && ' '}[--out FILE]`,
+    'Creates the app registrations of the Task Management Service (az ad app), once per tenant, after az login.',
+    ...(addresses.length
+      ? [`  --url NAME=URL  the address NAME's redirect URIs are on (needed: ${addresses.join(', ')})`]
+      : []),
+    '  --out FILE      where client ids and secrets go, mode 0600 (default .taskstack/app-registrations.env)',
+    '  -h, --help      print this and exit',
+  ];
   const lines = [
     '#!/usr/bin/env bash',
     '# Generated from system/topology.json (directory.applications) by system/deploy/generate.ts: do not edit.',
@@ -29,8 +38,13 @@ export function appRegistrationsScript(topology: Topology, apps: Apps): string {
     'set -euo pipefail',
     'declare -A url=()',
     'out=.taskstack/app-registrations.env',
+    "usage() { cat <<'USAGE'",
+    ...help,
+    'USAGE',
+    '}',
     'while (($#)); do',
     '  case "$1" in',
+    '    -h|--help) usage; exit 0 ;;',
     // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's parameter expansion, not a template
     '    --url) url[${2%%=*}]=${2#*=}; shift 2 ;;',
     '    --out) out=$2; shift 2 ;;',

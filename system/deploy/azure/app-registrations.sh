@@ -7,8 +7,17 @@
 set -euo pipefail
 declare -A url=()
 out=.taskstack/app-registrations.env
+usage() { cat <<'USAGE'
+usage: system/deploy/azure/app-registrations.sh --url developerPortal=https://… [--out FILE]
+Creates the app registrations of the Task Management Service (az ad app), once per tenant, after az login.
+  --url NAME=URL  the address NAME's redirect URIs are on (needed: developerPortal)
+  --out FILE      where client ids and secrets go, mode 0600 (default .taskstack/app-registrations.env)
+  -h, --help      print this and exit
+USAGE
+}
 while (($#)); do
   case "$1" in
+    -h|--help) usage; exit 0 ;;
     --url) url[${2%%=*}]=${2#*=}; shift 2 ;;
     --out) out=$2; shift 2 ;;
     *) echo "app-registrations.sh: unknown argument $1" >&2; exit 2 ;;
