@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect } from 'node:tls';
 import * as x509 from '@peculiar/x509';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadTls } from './ca.ts';
@@ -249,5 +250,32 @@ describe('probe, the health checks’ client', () => {
     }
     // Nothing listening: an error, not a hang.
     await expect(probe(`http://${LOOPBACK}:${plainPort}/`)).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  it('serves over TLS a client that offers only HTTP/1.0 (curl --http1.0)', async () => {
+    const tls = await loadTls(freshDir());
+    const secure = createTlsServer(tls, {}, (_req, res) => res.end('hello'));
+    const port = await listen(secure, 0);
+    try {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect({
+          host: LOOPBACK,
+          port,
+          ca: tls.ca,
+          servername: 'localhost',
+          ALPNProtocols: ['http/1.0'],
+        });
+        let text = '';
+        socket.on('secureConnect', () => socket.end('GET / HTTP/1.0\r\nHost: x\r\n\r\n'));
+        socket.on('data', (chunk: Buffer) => {
+          text += chunk;
+        });
+        socket.on('end', () => resolve(text));
+        socket.on('error', reject);
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nhello$/);
+    } finally {
+      await close(secure as unknown as Server);
+    }
   });
 });

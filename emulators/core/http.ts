@@ -219,7 +219,15 @@ export function createTlsServer(
   listener?: RequestListener,
 ): HttpsServer {
   const server = createHttpsServer(
-    { key: tls.key, cert: tls.cert, maxHeaderSize: MAX_HEADER_SIZE, ...options },
+    {
+      key: tls.key,
+      cert: tls.cert,
+      maxHeaderSize: MAX_HEADER_SIZE,
+      // Node's default, http/1.1 alone, ends the handshake of a client that offers only http/1.0
+      // (`curl --http1.0`), which Azure's front ends serve.
+      ALPNProtocols: ['http/1.1', 'http/1.0'],
+      ...options,
+    },
     listener,
   );
   answerClientErrors(server);
