@@ -65,8 +65,14 @@ describe('timer trigger (0 */5 * * * *)', () => {
       const status = await readStatus();
       return status.LastUpdated !== before.LastUpdated && status;
     });
-    expect(Date.parse(after.Last)).toBeGreaterThanOrEqual(Date.parse(before.Next));
-    expect(Date.parse(after.Next) - Date.parse(after.Last)).toBe(FIVE_MINUTES);
+    // As the runtime records a run: Last is when it ran (the clock's move made it late), Next the first
+    // occurrence after that.
+    const [last, next] = [Date.parse(after.Last), Date.parse(after.Next)];
+    expect(last).toBeGreaterThanOrEqual(Date.parse(before.Next));
+    expect(after.LastUpdated).toBe(after.Last);
+    expect(next % FIVE_MINUTES).toBe(0);
+    expect(next - last).toBeGreaterThan(0);
+    expect(next - last).toBeLessThanOrEqual(FIVE_MINUTES);
   });
 
   it('runs a missed occurrence once with isPastDue after a restart', async () => {
@@ -82,6 +88,37 @@ describe('timer trigger (0 */5 * * * *)', () => {
     });
     expect(Date.parse(status.Next) % FIVE_MINUTES).toBe(0);
     expect(ticks(true)).toHaveLength(1);
+  });
+
+  it('takes a recorded Next its schedule no longer gives for a schedule change, not for a missed run', async () => {
+    await host.stop();
+    // As a one-minute schedule would have left it: one minute after a run, long past (the stack clock
+    // runs ahead of real time after the moves above).
+    const last = Math.floor(Date.now() / FIVE_MINUTES) * FIVE_MINUTES - 2 * FIVE_MINUTES;
+    const changed = {
+      Last: new Date(last).toISOString(),
+      Next: new Date(last + 60_000).toISOString(),
+      LastUpdated: new Date(last).toISOString(),
+    };
+    const text = JSON.stringify(changed);
+    await storage
+      .getContainerClient('azure-webjobs-hosts')
+      .getBlockBlobClient(statusPath)
+      .upload(text, text.length);
+    const pastDueRuns = ticks(true).length;
+    await host.start();
+    // The runtime's answer to a changed schedule: no run, Last forgotten, Next counted from now.
+    const restarted = await waitFor('the status rewritten for the new schedule', async () => {
+      const status = await readStatus();
+      return status.Last === '0001-01-01T00:00:00.000Z' && status;
+    });
+    expect(Date.parse(restarted.Next) % FIVE_MINUTES).toBe(0);
+    expect(Date.parse(restarted.Next)).toBeGreaterThan(Date.parse(restarted.LastUpdated));
+    // Runs never overlap: a past-due run made at the start would come before this scheduled one.
+    const scheduled = ticks(false).length;
+    await host.advanceClock(FIVE_MINUTES);
+    await waitFor('the next scheduled run', () => ticks(false).length > scheduled);
+    expect(ticks(true)).toHaveLength(pastDueRuns);
   });
 
   it('runs by hand through the admin API (202)', async () => {

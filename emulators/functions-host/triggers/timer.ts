@@ -42,6 +42,27 @@ function parseSchedule(expression: string, timeZone: string | undefined): Schedu
 const iso = (ms: number) => new Date(ms).toISOString();
 /** .NET's DateTime.MinValue: the runtime's `Last` before any run. */
 const NEVER = '0001-01-01T00:00:00.000Z';
+/** A recorded time past this one is a real time, not MinValue (the runtime's DefaultDateTimeThreshold). */
+const RECORDED = Date.parse('0001-01-02T00:00:00.000Z');
+
+/**
+ * The status the timer starts from, as the runtime's schedule monitor checks it (`CheckPastDueAsync`):
+ * none yet is recorded now; a `Next` that the schedule no longer gives (the schedule changed while the
+ * host was down) is replaced, counted from `Last` (else `LastUpdated`), or from now if that is past, so
+ * a changed schedule is not taken for a missed occurrence.
+ */
+function startingStatus(stored: ScheduleStatus | undefined, schedule: Schedule, now: number) {
+  if (!stored)
+    return { status: { Last: NEVER, Next: iso(schedule(now)), LastUpdated: iso(now) }, changed: true };
+  const last = Date.parse(stored.Last);
+  const updated = Date.parse(stored.LastUpdated);
+  const basis = last > RECORDED ? last : updated > RECORDED ? updated : now;
+  let expected = schedule(basis);
+  if (Date.parse(stored.Next) === expected) return { status: stored, changed: false };
+  const from = now > expected ? now : basis;
+  if (now > expected) expected = schedule(now);
+  return { status: { Last: NEVER, Next: iso(expected), LastUpdated: iso(from) }, changed: true };
+}
 const REASON_ADMIN = 'This function was programmatically called via the host APIs.';
 
 function timerInput(
@@ -123,38 +144,37 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     );
     return saving;
   };
-  const record = async (last: number | undefined) => {
-    if (!monitor) return;
-    const now = clock.now();
-    status = {
-      Last: last === undefined ? (status?.Last ?? NEVER) : iso(last),
-      Next: iso(schedule(now)),
-      LastUpdated: iso(now),
-    };
-    await save(status);
-  };
-  /** Runs one occurrence (the trigger's singleton: occurrences never overlap), then records it. */
-  const fire = (occurrence: number | undefined, isPastDue: boolean, reason: string) => {
-    const previous = status;
+  /**
+   * Runs one occurrence (the trigger's singleton: occurrences never overlap), then records it as the
+   * runtime does: `Last` is when it ran, or its scheduled time when a scheduled run came early.
+   */
+  const fire = (scheduled: boolean, isPastDue: boolean) => {
     running = running.then(async () => {
-      await host.invoker.invoke(fn, timerInput(trigger, previous, isPastDue, reason));
-      await record(occurrence);
+      const invoked = clock.now();
+      await host.invoker.invoke(fn, timerInput(trigger, status, isPastDue, `Timer fired at ${iso(invoked)}`));
+      if (!monitor || !status) return;
+      const next = Date.parse(status.Next);
+      const last = scheduled && next > invoked ? next : invoked;
+      status = { Last: iso(last), Next: iso(schedule(last)), LastUpdated: iso(last) };
+      await save(status);
     });
     return running;
   };
   const arm = () => {
     if (stopped) return;
-    const next = schedule(clock.now());
-    cancel = clock.at(next, () => {
-      void fire(next, false, `Timer fired at ${iso(clock.now())}`).then(arm);
-    });
+    cancel = clock.at(schedule(clock.now()), () => void fire(true, false).then(arm));
   };
 
   const now = clock.now();
-  const pastDue = status !== undefined && Date.parse(status.Next) < now;
-  if (pastDue) void fire(now, true, `Timer fired at ${iso(now)}`);
-  else if (trigger.runOnStartup === true) void fire(undefined, false, `Timer fired at ${iso(now)}`);
-  else if (monitor && !status) await record(undefined);
+  let pastDue = false;
+  if (monitor) {
+    const start = startingStatus(status, schedule, now);
+    status = start.status;
+    if (start.changed) await save(status);
+    pastDue = now > Date.parse(status.Next);
+  }
+  if (pastDue) void fire(false, true);
+  else if (trigger.runOnStartup === true) void fire(false, false);
   if (monitor)
     host.logs.host('information', `The next occurrence of 'Functions.${fn.name}' is ${iso(schedule(now))}`);
   arm();
