@@ -148,6 +148,16 @@ describe('admin API', () => {
     ).toBe(401);
   });
 
+  it('answers the health ping without a key (GET or POST), as the runtime does, and nothing else of it', async () => {
+    for (const method of ['GET', 'POST']) {
+      const ping = await get('/admin/host/ping', { method });
+      expect(ping.status, method).toBe(200);
+      expect(ping.headers.get('cache-control'), method).toBe('no-store,no-cache');
+      expect(await ping.text(), method).toBe('');
+    }
+    expect((await get('/admin/host/ping', { method: 'DELETE' })).status).toBe(401);
+  });
+
   it('lists functions with their bindings and reports host status', async () => {
     const functions = (await (await admin('/admin/functions')).json()) as {
       name: string;

@@ -1,4 +1,4 @@
-/** The host's admin API (master key): function metadata, run a non-HTTP function now, host status. */
+/** The host's admin API (master key): function metadata, run a non-HTTP function now, host status; and the keyless ping. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { hostname } from 'node:os';
 import { readBody, sendJson } from '../../core/http.ts';
@@ -52,11 +52,18 @@ export async function serveAdmin(
   res: ServerResponse,
   url: URL,
 ): Promise<void> {
+  const path = url.pathname.replace(/\/+$/, '').toLowerCase();
+  // The runtime's health ping (HostController.Ping) takes no key, and is never cached.
+  if ((req.method === 'GET' || req.method === 'POST') && path === '/admin/host/ping') {
+    res
+      .writeHead(200, { 'cache-control': 'no-store,no-cache', pragma: 'no-cache', 'content-length': 0 })
+      .end();
+    return;
+  }
   if (!(await host.keys.authorize('admin', presentedKey(req, url.searchParams)))) {
     res.writeHead(401, { 'content-length': 0 }).end();
     return;
   }
-  const path = url.pathname.replace(/\/+$/, '').toLowerCase();
   const routes = httpRoutes(host);
   if (req.method === 'GET' && path === '/admin/host/status') {
     sendJson(res, 200, {
