@@ -69,7 +69,14 @@ describe('Event Hubs trigger, cardinality many', () => {
       .map((e) => Number(e.message.slice('batch of '.length)));
     expect(Math.max(...sizes)).toBeLessThanOrEqual(2);
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(4);
-    expect(messages('task-1')[0]?.message).toMatch(/^message "task-1" seq=\d+ partition=0 props=\{"n":1\}$/);
+    const first = messages('task-1')[0]?.message ?? '';
+    expect(first).toMatch(/^message "task-1" seq=\d+ partition=0 props=\{"n":1\} sys=\{/);
+    // The system properties as the extension gives them: the AMQP ones, then the same facts by name.
+    const seq = Number(/ seq=(\d+) /.exec(first)?.[1]);
+    const sys = JSON.parse(first.slice(first.indexOf(' sys=') + 5)) as Record<string, unknown>;
+    expect(sys).toMatchObject({ 'x-opt-sequence-number': seq, sequenceNumber: seq, partitionKey: null });
+    expect(sys.offset).toBe(Number(sys['x-opt-offset']));
+    expect(sys.enqueuedTimeUtc).toBe(sys['x-opt-enqueued-time']);
     expect(messages('task-4')[0]?.message).toMatch(/ partition=1 /);
   });
 

@@ -46,6 +46,11 @@ function eventMetadata(event: ReceivedEventData) {
       'x-opt-enqueued-time': enqueued,
       'x-opt-partition-key': event.partitionKey ?? null,
       ...event.systemProperties,
+      // As the extension repeats them here (GetSystemPropertiesForBinding), the offset as a number.
+      SequenceNumber: event.sequenceNumber,
+      Offset: Number(event.offset),
+      PartitionKey: event.partitionKey ?? null,
+      EnqueuedTimeUtc: enqueued,
     },
   };
 }

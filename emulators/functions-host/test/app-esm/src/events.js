@@ -9,7 +9,7 @@ app.eventHub('ProcessTaskEvents', {
     context.log(`batch of ${messages.length}`);
     messages.forEach((message, i) => {
       context.log(
-        `message ${JSON.stringify(message)} seq=${meta.sequenceNumberArray[i]} partition=${meta.partitionContext.partitionId} props=${JSON.stringify(meta.propertiesArray[i])}`,
+        `message ${JSON.stringify(message)} seq=${meta.sequenceNumberArray[i]} partition=${meta.partitionContext.partitionId} props=${JSON.stringify(meta.propertiesArray[i])} sys=${JSON.stringify(meta.systemPropertiesArray[i])}`,
       );
     });
   },
