@@ -100,6 +100,8 @@ export interface RegisteredFunction {
   name: string;
   bindings: Record<string, BindingInfo>;
   callback: FunctionCallback;
+  /** The function's retry policy (`retry` in app.eventHub/app.timer …), as the library registers it. */
+  retryOptions?: { retryStrategy?: string };
 }
 
 export type HookName = 'appStart' | 'appTerminate' | 'preInvocation' | 'postInvocation' | 'log';
@@ -151,14 +153,23 @@ export class AppRegistry {
     hostVersion: '4.1036.1',
     Disposable,
     registerFunction: (
-      metadata: { name: string; bindings: Record<string, BindingInfo> },
+      metadata: {
+        name: string;
+        bindings: Record<string, BindingInfo>;
+        retryOptions?: { retryStrategy?: string };
+      },
       callback: FunctionCallback,
     ) => {
       if (this.#locked) throw new Error('A function can only be registered during app startup.');
       const key = metadata.name.toLowerCase();
       if (this.functions.has(key))
         throw new Error(`A function with the name "${metadata.name}" has already been registered.`);
-      this.functions.set(key, { name: metadata.name, bindings: metadata.bindings, callback });
+      this.functions.set(key, {
+        name: metadata.name,
+        bindings: metadata.bindings,
+        callback,
+        ...(metadata.retryOptions && { retryOptions: metadata.retryOptions }),
+      });
       return new Disposable(() => {
         if (this.#locked) throw new Error('A function can only be disposed during app startup.');
         this.functions.delete(key);

@@ -133,6 +133,10 @@ describe('Event Hubs trigger, cardinality one', () => {
       expect.stringMatching(/^one true single-b seq=\d+$/),
     ]);
     expect(ones[0]?.invocationId).not.toBe(ones[1]?.invocationId);
+    // Its retry policy is said to be ignored, not ignored in silence.
+    expect(readLog(logFile).map((e) => e.message)).toContain(
+      "Function 'Functions.oneAtATime': its retry policy (fixedDelay) is not applied by this host: a failed run is not retried.",
+    );
     // Resumed from the checkpoints the batch function left: nothing older was delivered.
     expect(readLog(logFile).some((e) => e.message.startsWith('one true task-'))).toBe(false);
   });

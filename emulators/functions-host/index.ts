@@ -169,6 +169,12 @@ export default defineEmulator({
           `Function 'Functions.${fn.name}': bindings not served by this host: ${unsupported.join(', ')}`,
         );
       }
+      if (fn.retryOptions) {
+        logs.host(
+          'warning',
+          `Function 'Functions.${fn.name}': its retry policy (${fn.retryOptions.retryStrategy}) is not applied by this host: a failed run is not retried.`,
+        );
+      }
       if (isDisabled(settings, fn)) {
         lines.push(`${fn.name}: ${trigger.type} (disabled)`);
         continue;

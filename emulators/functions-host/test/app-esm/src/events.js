@@ -21,6 +21,7 @@ app.eventHub('oneAtATime', {
   cardinality: 'one',
   consumerGroup: '%OneConsumerGroup%',
   dataType: 'binary',
+  retry: { strategy: 'fixedDelay', maxRetryCount: 2, delayInterval: { seconds: 1 } },
   handler: (message, context) => {
     context.log(
       `one ${Buffer.isBuffer(message)} ${message.toString('utf8')} seq=${context.triggerMetadata.sequenceNumber}`,
