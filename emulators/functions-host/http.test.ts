@@ -72,6 +72,10 @@ describe('routing', () => {
     expect((await get('/api/products/123/1')).status).toBe(404); // alpha
     expect((await get('/api/products/books/x')).status).toBe(404); // int
     expect((await get('/api/products/books/99999999999')).status).toBe(404); // beyond int
+    // int is .NET's int.TryParse with NumberStyles.Integer: a sign and white space around pass.
+    expect(await params('/api/products/books/+5')).toEqual({ category: 'books', id: '+5' });
+    expect(await params('/api/products/books/%205')).toEqual({ category: 'books', id: ' 5' });
+    expect((await get('/api/products/books/0x10')).status).toBe(404);
     expect(await (await get('/api/products/special')).text()).toBe('literal wins');
     expect(await (await get('/api/files/a/b/c%20d.txt')).text()).toBe('a/b/c d.txt');
     // Ties go by ordinal order of the templates, as in ASP.NET's route tree (not by locale).

@@ -27,9 +27,12 @@ export interface CompiledRoute {
 }
 
 export const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** .NET's NumberStyles.Integer, which the constraints parse with: white space around, a sign. */
 const integer = (min: bigint, max: bigint) => (value: string) =>
-  /^-?\d+$/.test(value) && BigInt(value) >= min && BigInt(value) <= max;
-const number = (value: string) => value.trim() !== '' && Number.isFinite(Number(value));
+  /^[\t\n\v\f\r ]*[+-]?\d+[\t\n\v\f\r ]*$/.test(value) && BigInt(value) >= min && BigInt(value) <= max;
+/** A decimal number; .NET's parsers take no `0x`, `0b` or `0o` forms, which Number() does. */
+const number = (value: string) =>
+  value.trim() !== '' && !/^\s*[+-]?0[xbo]/i.test(value) && Number.isFinite(Number(value));
 
 function constraint(spec: string, template: string): (value: string) => boolean {
   const [, name = '', args] = /^(\w+)(?:\((.*)\))?$/s.exec(spec) ?? [];
