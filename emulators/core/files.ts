@@ -1,21 +1,71 @@
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  createWriteStream,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 
-/** Writes a file atomically (temp file + rename) so a crash never leaves half a key or half a store. */
+/**
+ * Writes a file atomically (temp file + rename) so a crash never leaves half a key or half a store; a
+ * write that fails (a full disk) leaves no temp file behind either.
+ */
 export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o600): void {
   mkdirSync(dirname(path), { recursive: true });
   const temp = `${path}.${process.pid}.tmp`;
-  writeFileSync(temp, data, { mode });
-  chmodSync(temp, mode);
-  renameSync(temp, path);
+  try {
+    writeFileSync(temp, data, { mode });
+    chmodSync(temp, mode);
+    renameSync(temp, path);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
 }
 
-/** Reads and parses a JSON file, or returns undefined when it does not exist. */
+/** Reads and parses a JSON file, or returns undefined when it does not exist; a damaged one is named. */
 export function readJsonIfExists<T>(path: string): T | undefined {
+  let text: string;
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as T;
+    text = readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
+  try {
+    return JSON.parse(text) as T;
+  } catch (error) {
+    throw new Error(`${path} is not valid JSON (${(error as Error).message})`);
+  }
 }
+
+/**
+ * An append-only log file that cannot take its process down: the first failed write (a full disk, a
+ * directory in its place) is told to `failed`, and later lines are dropped rather than thrown.
+ */
+export function openLogFile(path: string, failed: (error: Error) => void) {
+  let stream: ReturnType<typeof createWriteStream> | undefined = createWriteStream(path, {
+    flags: 'a',
+    mode: 0o600,
+  });
+  stream.on('error', (error) => {
+    if (!stream) return;
+    stream = undefined;
+    failed(error);
+  });
+  return {
+    write(text: string): void {
+      stream?.write(text);
+    },
+    end(): Promise<void> {
+      const open = stream;
+      stream = undefined;
+      return new Promise((resolve) => (open ? open.end(() => resolve()) : resolve()));
+    },
+  };
+}
+
+export type LogFile = ReturnType<typeof openLogFile>;

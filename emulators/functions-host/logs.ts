@@ -1,7 +1,8 @@
 /** Function logs: the console (through the component's log) and a JSON-lines file, filtered by host.json levels. */
-import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { StackClock } from '../core/clock.ts';
+import { type LogFile, openLogFile } from '../core/files.ts';
 import type { HostLogLevel } from './config.ts';
 import type { LogLevel } from './core-api.ts';
 
@@ -33,7 +34,7 @@ export interface LogEntry {
 }
 
 export class FunctionLogs {
-  #file: WriteStream | undefined;
+  #file: LogFile | undefined;
   /** File lines not yet handed to the stream: one write per turn of the event loop, not one per line. */
   #pending = '';
   #levels: [string, number][];
@@ -53,7 +54,12 @@ export class FunctionLogs {
   ) {
     if (options.logFile) {
       mkdirSync(dirname(options.logFile), { recursive: true });
-      this.#file = createWriteStream(options.logFile, { flags: 'a', mode: 0o600 });
+      const path = options.logFile;
+      this.#file = openLogFile(path, (error) =>
+        options.print(
+          `${path} cannot be written (${error.message}): invocations are logged to the console only`,
+        ),
+      );
     }
     // The most specific configured category wins, as in ASP.NET Core's logging filter.
     this.#levels = Object.entries(options.levels)
@@ -127,7 +133,7 @@ export class FunctionLogs {
     this.#flush();
     const file = this.#file;
     this.#file = undefined;
-    return new Promise((resolve) => (file ? file.end(resolve) : resolve()));
+    return file?.end() ?? Promise.resolve();
   }
 }
 

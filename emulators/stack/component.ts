@@ -1,12 +1,12 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createWriteStream, type WriteStream } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { bundleEntries } from '../core/bundle.mjs';
 import { openSslTrust } from '../core/ca.ts';
 import type { ClockShift } from '../core/clock.ts';
+import { type LogFile, openLogFile } from '../core/files.ts';
 import { heapFlags, withMallocEnv } from '../core/heap.ts';
 import { type FromComponent, NotAnsweringError, NotFoundError, type ToComponent } from '../core/ipc.ts';
 import type { ComponentSecrets } from '../core/secrets.ts';
@@ -109,7 +109,7 @@ export class ComponentProcess {
   #restarts: number[] = [];
   /** Ends a watched component that has fallen silent (see `#heard`). */
   #silence: NodeJS.Timeout | undefined;
-  #log: WriteStream | undefined;
+  #log: LogFile | undefined;
   endpoints: Record<string, string> = {};
 
   constructor(
@@ -159,7 +159,10 @@ export class ComponentProcess {
   }
 
   #spawn(): ChildProcess {
-    this.#log ??= createWriteStream(this.logPath, { flags: 'a', mode: 0o600 });
+    // A log that cannot be written (a full disk) must not take the launcher, and the stack, down.
+    this.#log ??= openLogFile(this.logPath, (error) =>
+      this.console.problem(this.name, `${this.logPath} cannot be written (${error.message}): console only`),
+    );
     const own = processOf(this.start, this.env);
     const trust = openSslTrust(withMallocEnv(own.env));
     const child = fork(this.entry.path, entryArgs(this.entry, this.start.options), {
@@ -220,7 +223,6 @@ export class ComponentProcess {
     this.#log?.write(`${new Date().toISOString()} ${printable(line)}\n`);
   }
 
-  /** A problem shown on the console and kept in the component's log. */
   /**
    * A watched component's heartbeat (EmulatorContext.watch): one that falls silent for longer than it
    * allowed has its event loop held, and is killed to be restarted.
@@ -233,6 +235,7 @@ export class ComponentProcess {
     }, silentForMs).unref();
   }
 
+  /** A problem shown on the console and kept in the component's log. */
   #problem(text: string) {
     this.console.problem(this.name, text);
     this.#log?.write(`${new Date().toISOString()} ${printable(text)}\n`);
@@ -343,6 +346,6 @@ export class ComponentProcess {
     }
     const log = this.#log;
     this.#log = undefined;
-    if (log) await new Promise<void>((resolve) => log.end(() => resolve()));
+    await log?.end();
   }
 }

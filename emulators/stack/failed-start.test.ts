@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it, vi } from 'vitest';
 import { testDataDir, waitFor } from '../core/testing.ts';
@@ -106,4 +106,36 @@ it('reports as failed only the component that failed, not one its failure stoppe
   expect(lines.filter((line) => line.startsWith('✘'))).toEqual([
     expect.stringMatching(/^✘ crashing +failed .*this app refuses to start/),
   ]);
+});
+
+it("runs on when a component's log cannot be written (a full disk, a directory in its place): said once, on the console", async () => {
+  const dir = join(data.dir, 'unwritable-log');
+  mkdirSync(join(dir, 'logs', 'keyvault.log'), { recursive: true });
+  const written: string[] = [];
+  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+    written.push(String(chunk));
+    return true;
+  });
+  try {
+    const stack = await start({ dataDir: dir, ports: 'free', components: ['keyvault'], console: true });
+    expect(await stack.health()).toEqual({ keyvault: 'ok' });
+    await stack.stop();
+  } finally {
+    write.mockRestore();
+  }
+  const lines = written.join('').split('\n');
+  expect(lines.filter((line) => line.includes('cannot be written'))).toEqual([
+    expect.stringMatching(
+      /^keyvault +\| .*\/logs\/keyvault\.log cannot be written \(EISDIR: .*\): console only$/,
+    ),
+  ]);
+});
+
+it('names a damaged JSON file of the data directory when it stops the start', async () => {
+  const dir = join(data.dir, 'damaged-keys');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'keys.json'), '{"broken": ');
+  await expect(
+    start({ dataDir: dir, ports: 'free', components: ['keyvault'], console: false }),
+  ).rejects.toThrow(`${join(dir, 'keys.json')} is not valid JSON (`);
 });
