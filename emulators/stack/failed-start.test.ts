@@ -1,10 +1,11 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it, vi } from 'vitest';
 import { testDataDir, waitFor } from '../core/testing.ts';
 import { start } from './launcher.ts';
 import { lockHolder } from './stackfile.ts';
+import { runCli } from './test-support.ts';
 
 const data = testDataDir();
 afterAll(() => data.remove());
@@ -65,6 +66,27 @@ it('takes the data directory over from a launcher that died holding it', async (
   const stack = await start({ dataDir: data.dir, ports: 'free', components: ['keyvault'], console: false });
   expect(lockHolder(data.dir)).toBe(process.pid);
   await stack.stop();
+});
+
+it('takes the data directory over from a lock whose pid now names another process (a pid reused after a reboot)', async () => {
+  const other = spawn('sleep', ['60']);
+  try {
+    const pid = other.pid as number;
+    const started = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[19];
+    writeFileSync(join(data.dir, 'stack.lock'), `${pid} ${started}`);
+    expect(lockHolder(data.dir)).toBe(pid);
+    // The same pid, another start time: not the process that took the lock.
+    writeFileSync(join(data.dir, 'stack.lock'), `${pid} 1`);
+    expect(lockHolder(data.dir)).toBeUndefined();
+    const stop = await runCli(['stop', '--data-dir', data.dir]);
+    expect(stop).toMatchObject({ status: 1, stderr: `taskstack: no stack is running on ${data.dir}\n` });
+    const stack = await start({ dataDir: data.dir, ports: 'free', components: ['keyvault'], console: false });
+    expect(lockHolder(data.dir)).toBe(process.pid);
+    await stack.stop();
+    expect(other.exitCode).toBeNull();
+  } finally {
+    other.kill();
+  }
 });
 
 it('names the components an app needs that were not asked for, when it fails to start without them', async () => {

@@ -79,15 +79,37 @@ export function runningStack(dataDir: string): StackDescription | undefined {
 
 const lockPath = (dataDir: string) => join(dataDir, 'stack.lock');
 
-/** The live process that holds `dataDir` (a launcher, from the first moment of its start to its stop). */
-export function lockHolder(dataDir: string): number | undefined {
-  let pid: number;
+/**
+ * When a process started (clock ticks after boot, field 22 of /proc/<pid>/stat): with its pid it names
+ * one process, where a pid alone is reused (after a reboot, often); undefined without /proc.
+ */
+function startTimeOf(pid: number): string | undefined {
   try {
-    pid = Number(readFileSync(lockPath(dataDir), 'utf8'));
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
   } catch {
     return undefined;
   }
-  return Number.isInteger(pid) && pid > 0 && processAlive(pid) ? pid : undefined;
+}
+
+/**
+ * The live process that holds `dataDir` (a launcher, from the first moment of its start to its stop):
+ * the lock's pid, if that process runs and started when the lock says (another one with its pid is not
+ * the launcher, which `taskstack stop` would otherwise signal).
+ */
+export function lockHolder(dataDir: string): number | undefined {
+  let pid: number;
+  let started: string | undefined;
+  try {
+    const [pidText, startText] = readFileSync(lockPath(dataDir), 'utf8').trim().split(' ');
+    pid = Number(pidText);
+    started = startText;
+  } catch {
+    return undefined;
+  }
+  if (!Number.isInteger(pid) || pid <= 0 || !processAlive(pid)) return undefined;
+  const now = started === undefined ? undefined : startTimeOf(pid);
+  return now === undefined || now === started ? pid : undefined;
 }
 
 /**
@@ -99,9 +121,10 @@ export function lockHolder(dataDir: string): number | undefined {
 export function lockDataDir(dataDir: string): () => void {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = lockPath(dataDir);
-  // Written whole beside it, then linked in one step: the lock never exists without its pid.
+  // Written whole beside it, then linked in one step: the lock never exists without its pid (and, where
+  // there is /proc, the process's start time).
   const mine = `${path}.${process.pid}.tmp`;
-  writeFileSync(mine, String(process.pid), { mode: 0o600 });
+  writeFileSync(mine, [process.pid, startTimeOf(process.pid)].filter(Boolean).join(' '), { mode: 0o600 });
   try {
     for (;;) {
       try {
