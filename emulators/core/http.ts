@@ -85,6 +85,12 @@ const listenOn = (server: NetServer, port: number, host: string) =>
   });
 
 /**
+ * Where free ports' draws come from: its own, so that a test can decide a draw without counting the
+ * Math.random calls of everything else that runs meanwhile in its process.
+ */
+export const portDraw = { random: Math.random };
+
+/**
  * Listens on `host:port` (loopback by default) and resolves with the port actually bound. Port 0 is a
  * free port drawn at random below the kernel's ephemeral range, not the kernel's own choice: that lies
  * in the range, so while its server is down (stopped, restarting after a crash) any outgoing connection
@@ -97,7 +103,7 @@ export async function listen(server: NetServer, port: number, host = LOOPBACK): 
   const high = Math.max(ephemeralLow, FREE_LOW + 1_000);
   for (let tries = 0; ; tries += 1) {
     try {
-      return await listenOn(server, FREE_LOW + Math.floor(Math.random() * (high - FREE_LOW)), host);
+      return await listenOn(server, FREE_LOW + Math.floor(portDraw.random() * (high - FREE_LOW)), host);
     } catch (error) {
       // Taken (by another stack, say): another draw. After many, the range is not ours to use.
       if (!(error instanceof PortInUseError) || tries === 100) throw error;

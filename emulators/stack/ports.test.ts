@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { connect, createServer, Server } from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
-import { LOOPBACK, listen } from '../core/http.ts';
+import { LOOPBACK, listen, portDraw } from '../core/http.ts';
 import { freePort, portIsFree, reservePorts } from './ports.ts';
 
 describe('reservePorts', () => {
@@ -76,7 +76,7 @@ describe('free ports', () => {
   it('draw again when the port drawn is taken', async () => {
     const taken = createServer();
     const port = await listen(taken, await freePort());
-    const random = vi.spyOn(Math, 'random').mockReturnValueOnce(draw(port));
+    const random = vi.spyOn(portDraw, 'random').mockReturnValueOnce(draw(port));
     try {
       const next = await freePort();
       expect(random).toHaveBeenCalledTimes(2);
