@@ -82,7 +82,12 @@ export default defineEmulator({
   async start(options, context) {
     const account = new Account(context.clock);
     const store = context.stateDir
-      ? fileStore(context.stateDir, () => account.dump(), context.log)
+      ? fileStore(context.stateDir, {
+          dump: () => account.dump(),
+          log: context.log,
+          failed: (error) =>
+            context.crash(`the log could not be written (${error.message}): starting again from its files`),
+        })
       : memoryStore();
     const saved = store.load();
     if (saved.snapshot) account.load(saved.snapshot);

@@ -43,18 +43,40 @@ export const memoryStore = (): Store => ({
 /** Past this log size the whole state is written as a snapshot and the log starts over. */
 const COMPACT_AT = 32 * 1024 * 1024;
 
+export interface FileStoreOptions {
+  /** The state to snapshot. */
+  dump: () => Snapshot;
+  log: (line: string) => void;
+  /**
+   * A record the log did not take (a full disk): the account's memory now holds a change its files do
+   * not, so it must start again from them (the component restarts). The store writes nothing more.
+   */
+  failed: (error: Error) => void;
+  /** How bytes reach the log (node:fs writeSync); a test gives one that fails part-way. */
+  write?: (fd: number, buffer: Buffer, offset: number, length: number) => number;
+}
+
 /**
  * Opens `dir`'s snapshot and log. A log line cut short by a kill is cut off the file, so new appends
- * never follow a torn line. `dump` gives the state to snapshot.
+ * never follow a torn line; one cut short by a failed write is cut off at once.
  */
-export function fileStore(dir: string, dump: () => Snapshot, log: (line: string) => void): Store {
+export function fileStore(dir: string, options: FileStoreOptions): Store {
+  const {
+    dump,
+    log,
+    failed,
+    write = (fd, buffer, offset, length) => writeSync(fd, buffer, offset, length),
+  } = options;
   const snapshotPath = join(dir, 'snapshot.json');
   const logPath = join(dir, 'log.jsonl');
   mkdirSync(dir, { recursive: true });
   let fd: number | undefined;
   let size = 0;
+  let broken: Error | undefined;
 
   const compact = () => {
+    // The memory holds what the log refused: it must not reach the snapshot either.
+    if (broken) return;
     try {
       writeFileAtomic(snapshotPath, JSON.stringify(dump()));
       // A kill right here replays the old log over the new snapshot: harmless, records are states.
@@ -91,11 +113,23 @@ export function fileStore(dir: string, dump: () => Snapshot, log: (line: string)
     append(records) {
       if (records.length === 0) return;
       if (fd === undefined) throw new Error('cosmos store: append before load');
+      if (broken) throw new Error(`cosmos store: the log could not be written (${broken.message})`);
       let text = '';
       for (const record of records) text += `${JSON.stringify(record)}\n`;
       const buffer = Buffer.from(text);
-      for (let offset = 0; offset < buffer.length; )
-        offset += writeSync(fd, buffer, offset, buffer.length - offset);
+      try {
+        for (let offset = 0; offset < buffer.length; )
+          offset += write(fd, buffer, offset, buffer.length - offset);
+      } catch (error) {
+        broken = error as Error;
+        try {
+          ftruncateSync(fd, size); // the part it took, torn: the next record must not follow it
+        } catch {
+          // The load cuts a torn last line too.
+        }
+        failed(broken);
+        throw error;
+      }
       size += buffer.length;
       if (size > COMPACT_AT) compact();
     },
