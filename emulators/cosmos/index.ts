@@ -85,8 +85,11 @@ export default defineEmulator({
       ? fileStore(context.stateDir, {
           dump: () => account.dump(),
           log: context.log,
+          // After the turn that answers the refused write (its 500 goes out before the stop).
           failed: (error) =>
-            context.crash(`the log could not be written (${error.message}): starting again from its files`),
+            setImmediate(() =>
+              context.crash(`the log could not be written (${error.message}): starting again from its files`),
+            ),
         })
       : memoryStore();
     const saved = store.load();
