@@ -175,9 +175,9 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('has the Cosmos DB emulator advertise its compose host name, and web-b (reading it through the vault) wait for it', () => {
+  it('has the Cosmos DB service advertise its compose host name, and web-b (reading it through the vault) wait for it', () => {
     const services = committed().services as Record<string, Service>;
-    // Its default, localhost, sends SDK clients in other containers (endpoint discovery) to themselves.
+    // Its default names the container itself: SDK clients in other containers (endpoint discovery) would call themselves.
     expect(services.cosmos?.environment).toEqual({ GATEWAY_PUBLIC_ENDPOINT: 'cosmos' });
     expect(composeValues(topology)['cosmos.endpoint']).toBe('http://cosmos:8081/');
     // web-b names no @cosmos setting, but its tasks live in Cosmos DB, through the vault's DocumentDbConnection.

@@ -361,8 +361,8 @@ export function composeFile(topology: Topology, apps: Apps) {
       },
       cosmos: {
         image: IMAGES.cosmos,
-        // The host the emulator advertises for endpoint discovery, which SDK clients then call: its default,
-        // localhost, is each client's own container. The compose service name is what the apps reach it by.
+        // The host the service advertises for endpoint discovery, which SDK clients then call: its default
+        // names each client's own container. The compose service name is what the apps reach it by.
         environment: {
           GATEWAY_PUBLIC_ENDPOINT: new URL(composeValues(topology)['cosmos.endpoint'] as string).hostname,
         },
