@@ -3,8 +3,10 @@
  * worker is the host's process: it ends and the launcher starts it again, whether the function lets the
  * event loop turn (the host's own timer) or holds it (the launcher's watchdog, fed each second).
  */
+import { createServer, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { close, listen } from '../core/http.ts';
 import { testDataDir, waitFor } from '../core/testing.ts';
 import type { ComponentUnderTest } from '../stack/test-support.ts';
 import { startComponent } from '../stack/test-support.ts';
@@ -50,8 +52,18 @@ const servedByAnotherProcess = (pid: number) =>
 
 it('restarts the worker when a function still runs after its timeout and grace, not when it ends within', async () => {
   const pid = host.pid as number;
+  // `late` ends once this server answers it, which happens only after its timeout's 500.
+  const held: ServerResponse[] = [];
+  const release = createServer((_req, res) => held.push(res));
+  const port = await listen(release, 0);
+  try {
+    expect((await call(`late?release=http://127.0.0.1:${port}/`)).status).toBe(500);
+    await waitFor('late to wait for its release', () => held.length === 1);
+    held[0]?.end('go');
+  } finally {
+    await close(release);
+  }
   // `late` would have restarted the worker before `stuck` did, had its end within the grace not counted.
-  expect((await call('late')).status).toBe(500);
   expect((await call('stuck')).status).toBe(500);
   await servedByAnotherProcess(pid);
   const restarts = readLog(logFile).filter((e) => e.message.startsWith('A function timeout has occurred.'));
