@@ -77,15 +77,15 @@ export function createApp({ config, store, sessions, events, signIn, log }: WebP
       },
     }),
   );
-  // A body is read as sent, as ASP.NET Core reads it without the RequestDecompression middleware (not in
-  // its default pipeline): Content-Encoding is not applied, so a compressed body is not valid JSON (or a
-  // form). body-parser would inflate gzip, deflate and br itself.
-  app.use((req, _res, next) => {
-    delete req.headers['content-encoding'];
-    next();
-  });
   app.use(cookieParser(config.sessionSecret));
   app.use(sessions.read);
+  // A body is read as sent, as ASP.NET Core reads it without the RequestDecompression middleware (not in
+  // its default pipeline): Content-Encoding is not applied, so a compressed body is not valid JSON (or a
+  // form). body-parser would inflate gzip, deflate and br itself. Only on the routes that read a body.
+  const asSent = (req: Request, _res: Response, next: NextFunction) => {
+    delete req.headers['content-encoding'];
+    next();
+  };
   const form = express.urlencoded({
     extended: false,
     limit: MAX_BODY_BYTES,
@@ -119,7 +119,7 @@ export function createApp({ config, store, sessions, events, signIn, log }: WebP
 
   app.get('/', (req, res) => index(req, res));
 
-  app.post('/tasks', form, sessions.checkForm, async (req, res) => {
+  app.post('/tasks', asSent, form, sessions.checkForm, async (req, res) => {
     const checked = checkForm(req.body);
     if ('refused' in checked) {
       const body = (req.body ?? {}) as Record<string, unknown>;
@@ -137,13 +137,13 @@ export function createApp({ config, store, sessions, events, signIn, log }: WebP
     res.redirect(303, '/');
   });
 
-  if (signIn) app.post('/signout', form, sessions.checkForm, signIn.signOut);
+  if (signIn) app.post('/signout', asSent, form, sessions.checkForm, signIn.signOut);
 
   app.get('/api/tasks', async (_req, res) => {
     res.json(await store.list());
   });
 
-  app.post('/api/tasks', jsonOnly, json, async (req, res) => {
+  app.post('/api/tasks', jsonOnly, asSent, json, async (req, res) => {
     // An empty body, and JSON null, are a task without a title: ASP.NET's JSON formatter reads both as
     // no value, which the action sees as a null task.
     const checked = checkTask(req.body ?? {});
