@@ -9,8 +9,9 @@ let loaded: Engine | undefined;
  * most of the emulator's start, and point reads and writes never need it. A CommonJS module whose
  * default import differs between Node's ESM loader and vitest's: require it.
  */
+const requireEngine = createRequire(import.meta.url);
 const engine = () => {
-  loaded ??= createRequire(import.meta.url)('@zeit/cosmosdb-query') as Engine;
+  loaded ??= requireEngine('@zeit/cosmosdb-query') as Engine;
   return loaded;
 };
 export interface QuerySpec {
@@ -131,7 +132,7 @@ function checkFunctions(text: string, ast: unknown) {
 let functions: { builtins: Set<string>; aggregates: Set<string> } | undefined;
 /** The functions the engine implements, by upper-case name. */
 const engineFunctions = () => {
-  const load = (path: string) => new Set(Object.keys(createRequire(import.meta.url)(path)));
+  const load = (path: string) => new Set(Object.keys(requireEngine(path)));
   functions ??= {
     builtins: load('@zeit/cosmosdb-query/lib/builtin-functions.js'),
     aggregates: load('@zeit/cosmosdb-query/lib/aggregate-functions.js'),
