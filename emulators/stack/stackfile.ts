@@ -55,6 +55,16 @@ function readStackFile(dataDir: string): StackDescription | undefined {
   }
 }
 
+/** The fields of /proc/<pid>/stat after the command name (the first is the state); undefined without it. */
+function statFields(pid: number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
 /** Whether a process runs: one that has exited but not yet been reaped by its parent (a zombie) does not. */
 export function processAlive(pid: number): boolean {
   try {
@@ -63,12 +73,8 @@ export function processAlive(pid: number): boolean {
     // EPERM: alive, but someone else's.
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat[stat.lastIndexOf(')') + 2] !== 'Z';
-  } catch {
-    return true; // no /proc here: kill(0) is all we know
-  }
+  // No /proc here: kill(0) is all we know.
+  return statFields(pid)?.[0] !== 'Z';
 }
 
 /** The stack described in `dataDir`, if its launcher is still alive. */
@@ -83,14 +89,7 @@ const lockPath = (dataDir: string) => join(dataDir, 'stack.lock');
  * When a process started (clock ticks after boot, field 22 of /proc/<pid>/stat): with its pid it names
  * one process, where a pid alone is reused (after a reboot, often); undefined without /proc.
  */
-function startTimeOf(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
-}
+const startTimeOf = (pid: number): string | undefined => statFields(pid)?.[19];
 
 /**
  * The live process that holds `dataDir` (a launcher, from the first moment of its start to its stop):
