@@ -1,7 +1,7 @@
 // @peculiar/x509 (an independent reader of the CA's certificates) needs the reflect polyfill first.
 import 'reflect-metadata';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import * as x509 from '@peculiar/x509';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadTls } from './ca.ts';
 import { checkShifts, LATEST_STACK_TIME, StackClock } from './clock.ts';
+import { writeFileAtomic } from './files.ts';
 import { close, createTlsServer, LOOPBACK, listen, probe } from './http.ts';
 import { loadSecrets, openSecrets } from './secrets.ts';
 import { loadTopology } from './topology.ts';
@@ -277,5 +278,16 @@ describe('probe, the health checks’ client', () => {
     } finally {
       await close(secure as unknown as Server);
     }
+  });
+});
+
+describe('writeFileAtomic', () => {
+  it('leaves no temp file behind when the write fails, and the old file as it was', () => {
+    const dir = freshDir();
+    // A directory where the file should go: the final rename fails, as a full disk fails the write.
+    mkdirSync(join(dir, 'state.json', 'inside'), { recursive: true });
+    expect(() => writeFileAtomic(join(dir, 'state.json'), '{}')).toThrow();
+    expect(readdirSync(dir)).toEqual(['state.json']);
+    expect(readdirSync(join(dir, 'state.json'))).toEqual(['inside']);
   });
 });
