@@ -53,6 +53,21 @@ describe('timer trigger (0 */5 * * * *)', () => {
     expect(next - Date.parse(status.LastUpdated)).toBeLessThanOrEqual(FIVE_MINUTES);
   });
 
+  it('hands a first runOnStartup run the status it recorded: never run, next at its schedule', async () => {
+    const startups = () => readLog(logFile).filter((e) => e.message.startsWith('startup '));
+    const run = await waitFor('the startup run', () => startups()[0]);
+    const [, pastDue, json] = /^startup isPastDue=(\w+) status=(.*)$/.exec(run.message) ?? [];
+    expect(pastDue).toBe('false');
+    const status = JSON.parse(json) as { last: string; next: string; lastUpdated: string };
+    expect(status.last).toBe('0001-01-01T00:00:00.000Z');
+    const next = new Date(status.next);
+    expect([next.getUTCMonth(), next.getUTCDate(), next.getUTCHours(), next.getUTCMinutes()]).toEqual([
+      0, 1, 0, 0,
+    ]);
+    expect(next.getTime()).toBeGreaterThan(Date.parse(status.lastUpdated));
+    expect(startups()).toHaveLength(1);
+  });
+
   it('fires when the stack clock moves five minutes, and records Last/Next', async () => {
     const before = await readStatus();
     await host.advanceClock(FIVE_MINUTES);
