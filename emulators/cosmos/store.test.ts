@@ -1,9 +1,13 @@
 /** The Cosmos DB emulator's log on a disk that fills up: what it took part of is taken back. */
-import { readFileSync, writeSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { CosmosClient } from '@azure/cosmos';
 import { afterAll, expect, it } from 'vitest';
-import { testDataDir } from '../core/testing.ts';
+import { testContext, testDataDir, waitFor } from '../core/testing.ts';
+import { startComponent } from '../stack/test-support.ts';
 import { fileStore, type LogRecord } from './store.ts';
+import { NO_IDENTITY } from './testing.ts';
 
 const data = testDataDir();
 afterAll(() => data.remove());
@@ -41,4 +45,35 @@ it('cuts off a record the disk took only part of, says so once, and writes nothi
   expect(readFileSync(join(dir, 'log.jsonl'), 'utf8')).toBe(before);
   expect(() => readFileSync(join(dir, 'snapshot.json'))).toThrow('ENOENT');
   expect(failures).toHaveLength(1);
+});
+
+it('answers the write its log refused with 500, then starts again from its files, without it', async () => {
+  const dir = data.dir;
+  const cosmos = await startComponent('cosmos', { port: 0, ...NO_IDENTITY }, dir);
+  const { secrets } = await testContext(dir);
+  try {
+    // The endpoint's port is new after a restart.
+    const client = () =>
+      new CosmosClient({ endpoint: cosmos.endpoints.cosmos, key: secrets.cosmosKey })
+        .database('TasksDB')
+        .container('Tasks');
+    await client().items.create({ id: 'kept' });
+    // A full disk, for this process only: its files may grow by 10 bytes more (writes past it fail EFBIG).
+    const logSize = statSync(join(dir, 'state', 'cosmos', 'log.jsonl')).size;
+    const pid = cosmos.pid as number;
+    execFileSync('prlimit', [`--fsize=${logSize + 10}`, '--pid', String(pid)]);
+    await expect(client().items.create({ id: 'refused' })).rejects.toMatchObject({ code: 500 });
+    await waitFor('the restart', () => cosmos.output.includes('restarted') && cosmos.pid !== pid);
+    expect(cosmos.output).toContainEqual(
+      expect.stringMatching(
+        /^crashed: the log could not be written \(EFBIG: file too large, write\): starting again from its files/,
+      ),
+    );
+    const container = client();
+    expect((await container.item('kept', 'kept').read()).statusCode).toBe(200);
+    expect((await container.item('refused', 'refused').read()).statusCode).toBe(404);
+    expect((await container.items.create({ id: 'after' })).statusCode).toBe(201);
+  } finally {
+    await cosmos.stop();
+  }
 });

@@ -7,7 +7,10 @@ import identity from '../identity/index.ts';
 import cosmos from './index.ts';
 
 /** Used when no identity emulator runs: never contacted unless a test sends an Entra token. */
-const NO_IDENTITY = { issuer: 'https://127.0.0.1:9/none/v2.0', jwksUri: 'https://127.0.0.1:9/none/keys' };
+export const NO_IDENTITY = {
+  issuer: 'https://127.0.0.1:9/none/v2.0',
+  jwksUri: 'https://127.0.0.1:9/none/keys',
+};
 
 export interface CosmosFixture {
   context: EmulatorContext;

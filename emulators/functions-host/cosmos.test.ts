@@ -3,11 +3,10 @@ import { join } from 'node:path';
 import { type Container, CosmosClient } from '@azure/cosmos';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testContext, testDataDir, waitFor } from '../core/testing.ts';
+import { NO_IDENTITY } from '../cosmos/testing.ts';
 import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
 import { appPath, hostIdOf, readLog } from './test/helpers.ts';
 
-/** Never contacted: these tests use the account key, not Entra tokens. */
-const NO_IDENTITY = { issuer: 'https://127.0.0.1:9/none/v2.0', jwksUri: 'https://127.0.0.1:9/none/keys' };
 const data = testDataDir();
 const logFile = join(data.dir, 'logs', 'functions.jsonl');
 let cosmos: ComponentUnderTest;

@@ -58,7 +58,7 @@ describe('timer trigger (0 */5 * * * *)', () => {
     const run = await waitFor('the startup run', () => startups()[0]);
     const [, pastDue, json] = /^startup isPastDue=(\w+) status=(.*)$/.exec(run.message) ?? [];
     expect(pastDue).toBe('false');
-    const status = JSON.parse(json) as { last: string; next: string; lastUpdated: string };
+    const status = JSON.parse(json ?? 'null') as { last: string; next: string; lastUpdated: string };
     expect(status.last).toBe('0001-01-01T00:00:00.000Z');
     const next = new Date(status.next);
     expect([next.getUTCMonth(), next.getUTCDate(), next.getUTCHours(), next.getUTCMinutes()]).toEqual([
