@@ -2,6 +2,7 @@
  * `taskstack start` as a new user's first run meets it: the command line as installed (its bundle), on
  * an empty data directory — nothing copied in, unlike the other tests' data directories.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,8 +10,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { probe } from '../core/http.ts';
 import { startCli } from './test-support.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'taskstack-fresh-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+// In a project of the user's own, as `--data-dir data` makes it.
+const project = mkdtempSync(join(tmpdir(), 'taskstack-fresh-'));
+const dir = join(project, 'data');
+afterAll(() => rmSync(project, { recursive: true, force: true }));
 
 describe('taskstack start on an empty data directory', () => {
   it('makes the directory’s CA and keys, serves HTTPS with them, and stops on Ctrl-C', async () => {
@@ -24,5 +27,12 @@ describe('taskstack start on an empty data directory', () => {
     process.kill(-(stack.child.pid as number), 'SIGINT');
     expect(await stack.exited).toBe(0);
     expect(stack.output()).toContain('stopped.');
+  });
+
+  it('keeps itself out of the git repository it is made in: keys, CA and state', () => {
+    expect(statSync(join(dir, 'keys.json')).isFile()).toBe(true);
+    execFileSync('git', ['init', '-q', project]);
+    const untracked = execFileSync('git', ['-C', project, 'status', '--porcelain', '--untracked-files=all']);
+    expect(untracked.toString()).toBe('');
   });
 });

@@ -112,6 +112,25 @@ export function lockHolder(dataDir: string): number | undefined {
 }
 
 /**
+ * A data directory holds keys and a CA's private key: its own `.gitignore` of `*` keeps it out of any
+ * repository it is made in (`--data-dir data` in a project), as Python's venv does. One the user wrote
+ * stays as it is.
+ */
+function keepOutOfGit(dataDir: string): void {
+  try {
+    writeFileSync(
+      join(dataDir, '.gitignore'),
+      '# Made by taskstack: keys and state, never to be committed.\n*\n',
+      {
+        flag: 'wx',
+      },
+    );
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
+/**
  * Takes `dataDir` for this process's launcher. stack.json appears only once a stack is ready: two starts
  * at once (two terminals, a script) each ran their own components on the same state. Throws, naming the
  * holder, while a live process holds it; takes it over from a dead one (killed, the machine stopped).
@@ -119,6 +138,7 @@ export function lockHolder(dataDir: string): number | undefined {
  */
 export function lockDataDir(dataDir: string): () => void {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  keepOutOfGit(dataDir);
   const path = lockPath(dataDir);
   // Written whole beside it, then linked in one step: the lock never exists without its pid (and, where
   // there is /proc, the process's start time).
