@@ -96,7 +96,7 @@ export default defineEmulator({
       subscriptions,
       traces,
       limits: createLimits(context.clock),
-      validateJwt: createJwtValidator(context.clock),
+      validateJwt: createJwtValidator(),
       log: context.log,
     });
     context.log(`gateway ${origin}: ${describe(config)}`);

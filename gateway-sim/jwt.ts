@@ -1,11 +1,13 @@
 /**
  * validate-jwt against the identity provider: its OpenID configuration names the key set (JWKS), which
- * jose fetches and caches (refetching for an unknown key id). Times are checked on the stack clock.
+ * jose fetches and caches (refetching for an unknown key id). Times (exp, nbf) are checked by real time,
+ * not the stack clock: the identity provider stamps its tokens by real time and the SDKs caching them
+ * renew them by real time, so a moved stack clock must not refuse a token its holder still sends.
+ * No clock skew is allowed (the policy's clock-skew attribute, 0 seconds by default, is not read here).
  */
 import { createRemoteJWKSet, type JWTVerifyGetKey, jwtVerify } from 'jose';
-import type { StackClock } from '../emulators/core/clock.ts';
 
-export function createJwtValidator(clock: StackClock) {
+export function createJwtValidator() {
   const keySets = new Map<string, Promise<JWTVerifyGetKey>>();
   const keySet = (configUrl: string) => {
     let found = keySets.get(configUrl);
@@ -35,7 +37,6 @@ export function createJwtValidator(clock: StackClock) {
         await jwtVerify(token, await keySet(url), {
           audience: rule.audiences.length ? rule.audiences : undefined,
           issuer: rule.issuers.length ? rule.issuers : undefined,
-          currentDate: clock.date(),
         });
         return;
       } catch (error) {

@@ -135,4 +135,27 @@ describe('gateway: OAuth 2.0 on managetask (EntraID attached; validate-jwt opt-i
       .sign(await importJWK(context.secrets.signingKey, 'RS256'));
     expect(await call(on, other)).toEqual({ status: 401, body: UNAUTHORIZED });
   });
+
+  it('on: token lifetimes are judged by real time, as the provider stamps them: a stack clock moved two hours locks no one out', async () => {
+    const key = await importJWK(context.secrets.signingKey, 'RS256');
+    const now = Math.floor(Date.now() / 1000);
+    const token = (issuedAt: number) =>
+      new SignJWT({ scp: 'user_impersonation', ver: '2.0' })
+        .setProtectedHeader({ alg: 'RS256', kid: context.secrets.signingKey.kid ?? '' })
+        .setIssuer(provider.endpoints.issuer as string)
+        .setAudience(CLIENT_ID)
+        .setIssuedAt(issuedAt)
+        .setNotBefore(issuedAt)
+        .setExpirationTime(issuedAt + 3600)
+        .sign(key);
+    const fresh = await token(now);
+    const expired = await token(now - 7200);
+    expect((await call(on, fresh)).status).toBe(200);
+    expect(await call(on, expired)).toEqual({ status: 401, body: UNAUTHORIZED });
+    context.clock.advance(2 * 3600_000);
+    // The provider stamps its tokens by real time (a user's lasts an hour), and the SDK that cached one
+    // sends it until then: the gateway judges it by the same time.
+    expect((await call(on, fresh)).status).toBe(200);
+    expect(await call(on, expired)).toEqual({ status: 401, body: UNAUTHORIZED });
+  });
 });
