@@ -32,6 +32,29 @@ export const unknownTenant = (tenant: string): EntraError => ({
   message: `Tenant '${tenant}' not found. Check to make sure you have the correct tenant ID and are signing into the correct cloud.`,
 });
 
+/** v1.0's `resource` parameter, at the v2.0 endpoints (authorize and token). */
+export const resourceParameter = (): EntraError => ({
+  status: 400,
+  error: 'invalid_request',
+  code: 901002,
+  message: "The 'resource' request parameter is not supported.",
+});
+
+export const missingParameter = (name: string): EntraError => ({
+  status: 400,
+  error: 'invalid_request',
+  code: 900144,
+  message: `The request body must contain the following parameter: '${name}'.`,
+});
+
+/** Client credentials take only `<resource>/.default` scopes. */
+export const notDefaultScope = (scope: string): EntraError => ({
+  status: 400,
+  error: 'invalid_scope',
+  code: 1002012,
+  message: `The provided value for scope ${scope} is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier (application ID URI).`,
+});
+
 const fixed = (status: number, error: string, code: number, message: string): EntraError => ({
   status,
   error,

@@ -8,7 +8,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody, sendJson } from '../core/http.ts';
 import type { IdentitySecrets } from '../core/secrets.ts';
 import { openIdConfiguration } from './discovery.ts';
-import { entraErrorBody, unknownTenant } from './entra-errors.ts';
+import {
+  type EntraError,
+  entraErrorBody,
+  missingParameter,
+  notDefaultScope,
+  resourceParameter,
+  unknownTenant,
+} from './entra-errors.ts';
+import { errorBody, sendPage } from './pages.ts';
 import { ROUTES } from './provider.ts';
 import type { TokenIssuer } from './tokens.ts';
 
@@ -51,10 +59,20 @@ const TOKEN_BODY_LIMIT = 56 * 1024;
  *   one method per client (here client_secret_post), so a Basic header becomes those fields.
  * - oidc-provider keeps `offline_access` only under prompt=consent, so refresh tokens lack it, and it
  *   refuses a refresh that asks for it again (as MSAL does); the refresh token is what it asks for.
+ * And two of Entra's refusals it lacks are answered here (the returned error):
+ * - v1.0's `resource` parameter (oidc-provider reads it as RFC 8707's): AADSTS901002.
+ * - client credentials with a scope other than `<resource>/.default` (AADSTS1002012) or none (900144).
  */
-async function normaliseTokenRequest(req: IncomingMessage) {
+async function normaliseTokenRequest(req: IncomingMessage): Promise<EntraError | undefined> {
   if (!/^application\/x-www-form-urlencoded/i.test(req.headers['content-type'] ?? '')) return;
   const body = new URLSearchParams((await readBody(req, TOKEN_BODY_LIMIT)).toString('utf8'));
+  if (body.has('resource')) return resourceParameter();
+  if (body.get('grant_type') === 'client_credentials') {
+    const scopes = (body.get('scope') ?? '').split(' ').filter(Boolean);
+    if (scopes.length === 0) return missingParameter('scope');
+    const other = scopes.find((scope) => !scope.endsWith('/.default'));
+    if (other) return notDefaultScope(other);
+  }
   const header = req.headers.authorization;
   const decoded =
     header && /^basic /i.test(header) ? Buffer.from(header.slice(6).trim(), 'base64').toString('utf8') : '';
@@ -156,7 +174,14 @@ export function identityHandler(options: IdentityRoutesOptions) {
     const login = /^\/login\/([\w-]+)$/.exec(rest);
     if (login?.[1]) return options.login(req, res, login[1]);
     if (!rest.startsWith('/oauth2/v2.0/')) return notFound(res, path);
-    if (rest === ROUTES.token && req.method === 'POST') await normaliseTokenRequest(req);
+    if (rest === ROUTES.token && req.method === 'POST') {
+      const refused = await normaliseTokenRequest(req);
+      if (refused) return sendJson(res, refused.status, entraErrorBody(refused));
+    }
+    if (rest === ROUTES.authorization && url.searchParams.has('resource')) {
+      const refused = resourceParameter();
+      return sendPage(res, refused.status, 'Sign in', errorBody(refused));
+    }
     // Mounted under /<tenant>: oidc-provider derives its mount path from originalUrl minus url.
     Object.assign(req, { originalUrl: req.url, url: (req.url ?? '/').slice(tenant.length + 1) });
     await options.provider(req, res);

@@ -310,6 +310,59 @@ describe('refusals', () => {
     );
   });
 
+  it('client credentials: a scope without /.default is AADSTS1002012, no scope AADSTS900144, as at Entra', async () => {
+    const web = app('taskWeb');
+    const api = app('taskApi');
+    const credentials = {
+      grant_type: 'client_credentials',
+      client_id: web.clientId,
+      client_secret: web.clientSecret,
+    };
+    for (const scope of ['User.Read', `api://${api.clientId}/user_impersonation`]) {
+      const description = await expectEntraError(
+        await tokenRequest({ ...credentials, scope }),
+        400,
+        'invalid_scope',
+        1002012,
+      );
+      expect(description).toContain(
+        `The provided value for scope ${scope} is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier (application ID URI).`,
+      );
+    }
+    expect(await expectEntraError(await tokenRequest(credentials), 400, 'invalid_request', 900144)).toContain(
+      "The request body must contain the following parameter: 'scope'.",
+    );
+    // MSAL, as a developer's daemon calls it, sees the same refusal.
+    await expect(
+      msalFor('taskWeb').acquireTokenByClientCredential({ scopes: ['User.Read'] }),
+    ).rejects.toMatchObject({
+      errorCode: 'invalid_scope',
+      errorMessage: expect.stringMatching(/AADSTS1002012/),
+    });
+  });
+
+  it("refuses v1.0's resource parameter at the v2.0 endpoints with AADSTS901002", async () => {
+    const web = app('taskWeb');
+    const api = app('taskApi');
+    const refused = await tokenRequest({
+      grant_type: 'client_credentials',
+      client_id: web.clientId,
+      client_secret: web.clientSecret,
+      resource: `api://${api.clientId}`,
+    });
+    expect(await expectEntraError(refused, 400, 'invalid_request', 901002)).toContain(
+      "The 'resource' request parameter is not supported.",
+    );
+    const url = new URL(
+      await msalFor('taskWeb').getAuthCodeUrl({ scopes: SCOPES, redirectUri: REDIRECT_URI }),
+    );
+    url.searchParams.set('resource', `api://${api.clientId}`);
+    const page = await new FormClient().request(url.href);
+    expect(page.status).toBe(400);
+    expect(page.location).toBeUndefined();
+    expect(page.body).toContain('AADSTS901002: The &#39;resource&#39; request parameter is not supported.');
+  });
+
   it('refuses a wrong client secret with AADSTS7000215', async () => {
     const msal = msalFor('taskWeb');
     const { code, verifier } = await codeFor(msal);
