@@ -184,6 +184,13 @@ export function toEntraError(thrown: ProviderError, subject: ErrorSubject): Entr
         );
       return fixed(400, 'invalid_request', 90014, 'Request is malformed or invalid.');
     }
+    case 'login_required':
+      return fixed(
+        400,
+        'login_required',
+        50058,
+        'A silent sign-in request was sent but no user is signed in.',
+      );
     case 'server_error':
       return fixed(
         500,

@@ -363,6 +363,20 @@ describe('refusals', () => {
     expect(page.body).toContain('AADSTS901002: The &#39;resource&#39; request parameter is not supported.');
   });
 
+  it('prompt=none without a session goes back to the app with login_required, AADSTS50058', async () => {
+    const url = await msalFor('taskWeb').getAuthCodeUrl({
+      scopes: SCOPES,
+      redirectUri: REDIRECT_URI,
+      prompt: 'none',
+    });
+    const back = await new FormClient().follow(url, REDIRECT_URI);
+    const answer = new URL(back.location ?? '').searchParams;
+    expect(answer.get('error')).toBe('login_required');
+    expect(answer.get('error_description')).toMatch(
+      /^AADSTS50058: A silent sign-in request was sent but no user is signed in\. Trace ID: /,
+    );
+  });
+
   it('refuses a wrong client secret with AADSTS7000215', async () => {
     const msal = msalFor('taskWeb');
     const { code, verifier } = await codeFor(msal);
