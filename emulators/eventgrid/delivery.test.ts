@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EmulatorContext, RunningEmulator } from '../core/emulator.ts';
 import { startEmulator, testContext, testDataDir } from '../core/testing.ts';
+import { topologySchema } from '../core/topology.ts';
 import eventgrid from './index.ts';
 import { actionsOf, startReceiver } from './testing.ts';
 
 const TYPE = 'Microsoft.DocumentDB.DocumentCreated';
+/** What the test's own WebHook subscription takes (the spec's subscription does not). */
+const HOOK_TYPE = 'Taskstack.Test.Hooked';
 const HOUR = 3_600_000;
 /** Event Grid's retry waits, in seconds (written out: the test must not trust the code's own table). */
 const SCHEDULE = [10, 30, 60, 300, 600, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600];
@@ -21,6 +24,15 @@ const start = async (functionsBaseUrl = receiver.baseUrl) => {
 beforeAll(async () => {
   context = await testContext(data.dir);
   receiver = await startReceiver();
+  // Next to the spec's AzureFunction subscription, a WebHook one (Event Grid schema) of the test's own.
+  const topology = structuredClone(context.topology);
+  topology.eventGrid.topics[0]?.subscriptions.push({
+    name: 'hooksub',
+    endpointType: 'WebHook',
+    endpointUrl: `${receiver.baseUrl}/hook`,
+    eventTypes: [HOOK_TYPE],
+  });
+  context.topology = topologySchema.parse(topology);
   await start();
 });
 afterAll(async () => {
@@ -98,6 +110,33 @@ describe('delivery to the function', () => {
     expect(await pendingOf('n-1')).toBeUndefined();
     context.clock.advance(HOUR);
     expect(receiver.deliveriesOf('n-1')).toHaveLength(1);
+  });
+
+  it("does not retry a 401 from a WebHook, as Event Grid does not; a function endpoint's 401 is retried", async () => {
+    failing('u-', 401);
+    await publish('u-hook', HOOK_TYPE);
+    await publish('u-function');
+    await expect
+      .poll(() => deadLetterOf('u-hook'), { timeout: 60_000 })
+      .toMatchObject({
+        subscription: 'hooksub',
+        deadLetterReason: 'MaxDeliveryAttemptsExceeded',
+        deliveryAttempts: 1,
+        lastDeliveryOutcome: 'Unauthorized',
+        lastHttpStatusCode: 401,
+      });
+    expect(receiver.deliveriesOf('u-hook')[0]?.url.pathname).toBe('/hook');
+    expect(await pendingOf('u-hook')).toBeUndefined();
+    // Azure resources (a function) are retried after a 401: only 400, 403 and 413 end their delivery.
+    await expect
+      .poll(() => pendingOf('u-function'), { timeout: 60_000 })
+      .toMatchObject({ deliveryAttempts: 1 });
+    expect(await deadLetterOf('u-function')).toBeUndefined();
+    receiver.answerWith(() => 200);
+    context.clock.advance(10_000);
+    await expect.poll(() => pendingOf('u-function'), { timeout: 60_000 }).toBeUndefined();
+    expect(receiver.deliveriesOf('u-function')).toHaveLength(2);
+    expect(receiver.deliveriesOf('u-hook')).toHaveLength(1);
   });
 
   it("follows Event Grid's retry schedule, then dead-letters when the event's time to live is over", async () => {

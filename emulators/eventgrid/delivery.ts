@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { StackClock } from '../core/clock.ts';
-import type { Topology } from '../core/topology.ts';
+import type { EventSubscription, Topology } from '../core/topology.ts';
 import type { CloudEvent } from './cloudevents.ts';
 import type { GridEvent } from './events.ts';
 import type { DeadLetter, DeliveryStore, PendingDelivery } from './store.ts';
@@ -30,8 +30,14 @@ const LATER_RETRY_MS = 12 * HOUR;
 /** The default retry policy: 30 attempts, 1440 minutes to live. */
 const MAX_DELIVERY_ATTEMPTS = 30;
 const EVENT_TTL_MS = 1440 * MINUTE;
-/** What an Azure resource endpoint answers that retrying cannot fix: dead-letter at once. */
-const NO_RETRY = new Set([400, 403, 413]);
+/**
+ * Answers that retrying cannot fix, by endpoint type (Event Grid's "delivery and retry" table): the
+ * event is dead-lettered at once. A webhook's 401 is one of them; an Azure resource's 401 is retried.
+ */
+const NO_RETRY: Record<EventSubscription['endpointType'], ReadonlySet<number>> = {
+  AzureFunction: new Set([400, 403, 413]),
+  WebHook: new Set([400, 401, 403, 413]),
+};
 /** How many attempts the `deliveries` action remembers. */
 const ATTEMPT_LOG_SIZE = 1000;
 
@@ -131,7 +137,10 @@ export function createDeliverer(options: DelivererOptions) {
       pending.delete(item.key);
       return save();
     }
-    if ((status !== undefined && NO_RETRY.has(status)) || item.attempts >= MAX_DELIVERY_ATTEMPTS)
+    if (
+      (status !== undefined && NO_RETRY[subscription.endpointType].has(status)) ||
+      item.attempts >= MAX_DELIVERY_ATTEMPTS
+    )
       return deadLetter(item, 'MaxDeliveryAttemptsExceeded');
     // A retry due after the time to live becomes the expiry itself.
     item.dueAt = Math.min(now + (RETRY_SCHEDULE_MS[item.attempts - 1] ?? LATER_RETRY_MS), expiresAt);
