@@ -1,8 +1,7 @@
 import { createPrivateKey, generateKeyPairSync, type KeyObject, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createCertificate } from './certificate.ts';
-import { readJsonIfExists, writeFileAtomic } from './files.ts';
+import { readJsonIfExists, readTextIfExists, writeFileAtomic } from './files.ts';
 
 /** PEM material every HTTPS emulator serves with, and the CA certificate every client trusts. */
 export interface TlsMaterial {
@@ -79,7 +78,8 @@ export async function loadTls(
   } else {
     changed = false;
   }
-  if (changed || !existsSync(caPath)) {
+  // ca.pem is what every stack process trusts (openSslTrust): one missing or damaged is written again.
+  if (changed || readTextIfExists(caPath) !== stored.ca) {
     writeFileAtomic(path, JSON.stringify(stored, null, 2));
     writeFileAtomic(caPath, stored.ca, 0o644);
   }

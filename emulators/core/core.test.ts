@@ -85,6 +85,17 @@ describe('the local CA', () => {
     expect((await loadTls(freshDir())).ca).not.toBe(first.ca);
   });
 
+  it('writes ca.pem again when it is missing or damaged: every stack process trusts that file', async () => {
+    const dir = freshDir();
+    const { ca, caPath } = await loadTls(dir);
+    writeFileSync(caPath, 'garbage\n');
+    expect((await loadTls(dir)).ca).toBe(ca);
+    expect(readFileSync(caPath, 'utf8')).toBe(ca);
+    rmSync(caPath);
+    await loadTls(dir);
+    expect(readFileSync(caPath, 'utf8')).toBe(ca);
+  });
+
   // Read back by two parsers that are not ours: @peculiar/x509 and the openssl CLI.
   it('writes certificates that an independent parser and openssl read as a CA and a TLS server certificate it signed', async () => {
     const hosts = Array.from({ length: 12 }, (_, i) => `compose-service-${i}.taskstack.internal`);

@@ -26,15 +26,20 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 
   }
 }
 
-/** Reads and parses a JSON file, or returns undefined when it does not exist; a damaged one is named. */
-export function readJsonIfExists<T>(path: string): T | undefined {
-  let text: string;
+/** Reads a text file, or returns undefined when it does not exist. */
+export function readTextIfExists(path: string): string | undefined {
   try {
-    text = readFileSync(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
+}
+
+/** Reads and parses a JSON file, or returns undefined when it does not exist; a damaged one is named. */
+export function readJsonIfExists<T>(path: string): T | undefined {
+  const text = readTextIfExists(path);
+  if (text === undefined) return undefined;
   try {
     return JSON.parse(text) as T;
   } catch (error) {
