@@ -62,11 +62,16 @@ const TOKEN_BODY_LIMIT = 56 * 1024;
  * And two of Entra's refusals it lacks are answered here (the returned error):
  * - v1.0's `resource` parameter (oidc-provider reads it as RFC 8707's): AADSTS901002.
  * - client credentials with a scope other than `<resource>/.default` (AADSTS1002012) or none (900144).
+ * - a code redeemed without `redirect_uri` (900144).
  */
 async function normaliseTokenRequest(req: IncomingMessage): Promise<EntraError | undefined> {
   if (!/^application\/x-www-form-urlencoded/i.test(req.headers['content-type'] ?? '')) return;
   const body = new URLSearchParams((await readBody(req, TOKEN_BODY_LIMIT)).toString('utf8'));
   if (body.has('resource')) return resourceParameter();
+  // oidc-provider lets a client with one registered redirect URI leave it out; Entra's token request
+  // requires it (then compares it with the authorize request's, AADSTS500112).
+  if (body.get('grant_type') === 'authorization_code' && !body.get('redirect_uri'))
+    return missingParameter('redirect_uri');
   if (body.get('grant_type') === 'client_credentials') {
     const scopes = (body.get('scope') ?? '').split(' ').filter(Boolean);
     if (scopes.length === 0) return missingParameter('scope');

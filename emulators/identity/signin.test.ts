@@ -447,6 +447,29 @@ describe('refusals', () => {
     await expectEntraError(again, 400, 'invalid_grant', 54005);
   });
 
+  it('refuses a code redeemed without its redirect URI (AADSTS900144) or with another (AADSTS500112)', async () => {
+    const msal = msalFor('taskWeb');
+    const { code, verifier } = await codeFor(msal);
+    const web = app('taskWeb');
+    const form = {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      client_id: web.clientId,
+      client_secret: web.clientSecret,
+      scope: 'openid User.Read',
+    };
+    expect(await expectEntraError(await tokenRequest(form), 400, 'invalid_request', 900144)).toContain(
+      "The request body must contain the following parameter: 'redirect_uri'.",
+    );
+    await expectEntraError(
+      await tokenRequest({ ...form, redirect_uri: `${WEB}/elsewhere` }),
+      400,
+      'invalid_grant',
+      500112,
+    );
+  });
+
   it('refuses an unknown client with AADSTS700016', async () => {
     const text = await expectEntraError(
       await tokenRequest({
