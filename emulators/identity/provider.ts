@@ -103,15 +103,30 @@ export function createProvider(options: ProviderOptions): Provider {
         accountId: oidc.session.accountId,
       });
       grant.addOIDCScope([...oidc.requestParamOIDCScopes].join(' '));
-      for (const [indicator, server] of Object.entries(oidc.resourceServers ?? {}))
-        if (server.scope) grant.addResourceScope(indicator, server.scope);
+      // Everything the app may ask of every resource, not only what this request names: Entra's refresh
+      // token then serves any of them (below).
+      for (const [indicator, scope] of resources.consented()) grant.addResourceScope(indicator, scope);
       await grant.save();
       return grant;
     },
     // oidc-provider keeps offline_access only with prompt=consent (OpenID Connect's rule); Entra issues
     // a refresh token on every code redemption, which MSAL relies on, and keeps it past a sign-out.
-    issueRefreshToken: async (_ctx, client, code) =>
-      client.grantTypeAllowed('refresh_token') && code.kind === 'AuthorizationCode',
+    // Entra's refresh token is bound to the user and the client, not to a resource: the app redeems it
+    // for any resource and scope the user has granted it. oidc-provider's refresh grant serves only the
+    // resources and scopes its refresh token carries, which it copies from the code right after this
+    // decision; so the code is given the grant's (the user's consent: all the app may ask, above).
+    async issueRefreshToken(ctx, client, code) {
+      if (!client.grantTypeAllowed('refresh_token') || code.kind !== 'AuthorizationCode') return false;
+      const grant = ctx.oidc.entities.Grant;
+      if (grant) {
+        const granted = resources.consented().map(([indicator]) => indicator);
+        const scopes = new Set(code.scope?.split(' ').filter(Boolean));
+        for (const indicator of granted)
+          for (const scope of grant.getResourceScope(indicator).split(' ')) if (scope) scopes.add(scope);
+        Object.assign(code, { scope: [...scopes].join(' '), resource: granted });
+      }
+      return true;
+    },
     expiresWithSession: async () => false,
     // Required for public clients (no secret), accepted from confidential ones: Entra's rule.
     pkce: { required: (_ctx, client) => client.clientAuthMethod === 'none' },

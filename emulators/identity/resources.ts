@@ -34,24 +34,46 @@ export function resources(directory: Directory, tenantId: string) {
     return app && { audience: app.clientId, scopes: app.scopes };
   }
 
+  /** Every scope value that names one of the resource's permissions. */
+  function scopeValues(indicator: string, server: { scopes: string[] }) {
+    const qualified = server.scopes.map((scope) => `${indicator}/${scope}`);
+    // Graph's permissions may be asked for bare (`User.Read`), as Entra allows.
+    const bare = indicator === GRAPH_RESOURCE ? server.scopes : [];
+    return [...bare, ...qualified, `${indicator}/.default`].join(' ');
+  }
+
+  /**
+   * What a client may ask of each resource on a user's behalf: every resource of the directory (Graph and
+   * each app that exposes an API), all its permissions. The tenant is consent-free (README), so that is
+   * also what every user has granted every app.
+   */
+  const consented = (): [indicator: string, scope: string][] =>
+    [GRAPH_RESOURCE, ...directory.applications.flatMap((app) => app.identifierUri ?? [])].flatMap(
+      (indicator) => {
+        const server = resourceServer(indicator);
+        return server ? [[indicator, scopeValues(indicator, server)] as [string, string]] : [];
+      },
+    );
+
   const indicators: Features['resourceIndicators'] = {
     enabled: true,
-    async defaultResource(ctx) {
+    // The resources a request's scopes name (authorize: all of them; Graph when only OpenID scopes are
+    // asked for). Choosing the one a token is for (`oneOf`: what the code or refresh token may serve),
+    // it is the one the token request's scopes name, as at Entra.
+    async defaultResource(ctx, _client, oneOf) {
       const scopes = String(ctx.oidc.params?.scope ?? '')
         .split(' ')
         .filter((s) => s && !OIDC_SCOPES.has(s));
       const resources = [...new Set(scopes.map(resourceOfScope))];
-      return resources.length > 0 ? resources : GRAPH_RESOURCE;
+      if (resources.length === 0) return GRAPH_RESOURCE;
+      return oneOf && resources.length === 1 ? resources[0] : resources;
     },
     useGrantedResource: async () => true,
     async getResourceServerInfo(_ctx, indicator) {
       const server = resourceServer(indicator);
       if (!server) throw new errors.InvalidTarget();
-      const qualified = server.scopes.map((scope) => `${indicator}/${scope}`);
-      // Graph's permissions may be asked for bare (`User.Read`), as Entra allows.
-      const bare = indicator === GRAPH_RESOURCE ? server.scopes : [];
       return {
-        scope: [...bare, ...qualified, `${indicator}/.default`].join(' '),
+        scope: scopeValues(indicator, server),
         audience: server.audience,
         accessTokenFormat: 'jwt',
         accessTokenTTL: ACCESS_TOKEN_TTL,
@@ -99,5 +121,5 @@ export function resources(directory: Directory, tenantId: string) {
     jwt.header = { typ: 'JWT' };
   };
 
-  return { indicators, accessToken };
+  return { indicators, accessToken, consented };
 }

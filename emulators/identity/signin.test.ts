@@ -202,6 +202,36 @@ describe('sign-in with msal-node', () => {
     expect((await me(refreshed.accessToken)).status).toBe(200);
   });
 
+  it('redeems the refresh token for another resource the app may use, as Entra (bound to user and client)', async () => {
+    // Signed in for Graph only, the app asks for the API app's scope: msal-node has no token for it
+    // and redeems its refresh token (learn.microsoft.com/entra/identity-platform/refresh-tokens).
+    const msal = msalFor('taskWeb');
+    const { code, verifier } = await codeFor(msal);
+    const first = await redeem(msal, code, verifier);
+    const account = first.account;
+    if (!account) throw new Error('no account');
+    const api = app('taskApi');
+    const scope = `api://${api.clientId}/user_impersonation`;
+    const forApi = await msal.acquireTokenSilent({ account, scopes: [scope] });
+    expect(decodeJwt(forApi.accessToken)).toMatchObject({
+      aud: api.clientId,
+      scp: 'user_impersonation',
+      oid: user('alice').objectId,
+      azp: app('taskWeb').clientId,
+    });
+    expect(forApi.scopes).toEqual([scope]);
+    // And back to Graph with the refresh token it has now.
+    const graph = await msal.acquireTokenSilent({ account, scopes: SCOPES, forceRefresh: true });
+    expect(decodeJwt(graph.accessToken)).toMatchObject({ aud: GRAPH_APP_ID, scp: 'User.Read' });
+    // A permission the API does not expose is still refused.
+    await expect(
+      msal.acquireTokenSilent({ account, scopes: [`api://${api.clientId}/Tasks.Delete`] }),
+    ).rejects.toMatchObject({
+      errorCode: 'invalid_scope',
+      errorMessage: expect.stringMatching(/AADSTS70011: /),
+    });
+  });
+
   it('issues client-credential tokens for the API app, by form fields and by Basic header', async () => {
     const api = app('taskApi');
     const scope = `api://${api.clientId}/.default`;
