@@ -42,6 +42,30 @@ export interface ProviderOptions {
   log(message: string): void;
 }
 
+/**
+ * oidc-provider's in-memory store, with two of Entra's habits its protocol lacks:
+ * - a refresh token stays valid after use (Entra replaces it on every use but does not revoke the old
+ *   one); oidc-provider marks a rotated one spent, and revokes the whole grant if it comes back;
+ * - nothing is revoked by grant: the only revocation oidc-provider does here is on a code's second
+ *   redemption (sign-out keeps tokens, `expiresWithSession`; no revocation endpoint), where Entra
+ *   only refuses that redemption.
+ */
+function entraStore(): NonNullable<Configuration['adapter']> {
+  const memory = createMemoryAdapter();
+  return (model: string) => {
+    const store = memory(model);
+    return {
+      upsert: (id, payload, expiresIn) => store.upsert(id, payload, expiresIn),
+      find: (id) => store.find(id),
+      findByUserCode: (userCode) => store.findByUserCode(userCode),
+      findByUid: (uid) => store.findByUid(uid),
+      destroy: (id) => store.destroy(id),
+      consume: model === 'RefreshToken' ? async () => undefined : (id) => store.consume(id),
+      revokeByGrantId: async () => undefined,
+    };
+  };
+}
+
 export function createProvider(options: ProviderOptions): Provider {
   const { issuer, tenantId, signingKey, cookieKey, directory } = options;
   const interactionPath = (uid: string) => `/${tenantId}/login/${uid}`;
@@ -127,6 +151,9 @@ export function createProvider(options: ProviderOptions): Provider {
       }
       return true;
     },
+    // Entra's refresh tokens replace themselves on every use and the old one stays valid (README): a new
+    // one on every refresh, and the store keeps the old one unspent (entraStore).
+    rotateRefreshToken: true,
     expiresWithSession: async () => false,
     // Required for public clients (no secret), accepted from confidential ones: Entra's rule.
     pkce: { required: (_ctx, client) => client.clientAuthMethod === 'none' },
@@ -158,7 +185,10 @@ export function createProvider(options: ProviderOptions): Provider {
     },
     // Sessions, codes and grants in this process's memory, as documented (lost on restart): the
     // library's own store, given explicitly instead of its development default and that default's warning.
-    adapter: createMemoryAdapter(),
+    adapter: entraStore(),
+    // A code redeemed twice: Entra refuses the second redemption (AADSTS54005) and revokes nothing; the
+    // first one's refresh token keeps working. oidc-provider would revoke the grant and its tokens.
+    revokeGrantPolicy: () => false,
     formats: { customizers: { jwt: resources.accessToken } },
     ttl: TTL,
     renderError: entraErrorPage(tenantId),

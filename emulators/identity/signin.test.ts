@@ -232,6 +232,41 @@ describe('sign-in with msal-node', () => {
     });
   });
 
+  it('answers every refresh with a new refresh token and keeps the old one valid, as Entra', async () => {
+    const msal = msalFor('taskWeb');
+    const { code, verifier } = await codeFor(msal);
+    const web = app('taskWeb');
+    const client = { client_id: web.clientId, client_secret: web.clientSecret };
+    const redeemed = await tokenRequest({
+      ...client,
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: REDIRECT_URI,
+      scope: 'openid profile offline_access User.Read',
+    });
+    expect(redeemed.status).toBe(200);
+    const original = (await redeemed.json()).refresh_token as string;
+    const refresh = async (refreshToken: string) => {
+      const response = await tokenRequest({
+        ...client,
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+        scope: 'openid profile offline_access User.Read',
+      });
+      expect(response.status).toBe(200);
+      return (await response.json()) as { refresh_token?: string; access_token: string };
+    };
+    const once = await refresh(original);
+    expect(once.refresh_token).toEqual(expect.any(String));
+    expect(once.refresh_token).not.toBe(original);
+    // Entra does not revoke the old refresh token when it is used; both keep working.
+    const again = await refresh(original);
+    expect(again.refresh_token).not.toBe(original);
+    const fromNew = await refresh(once.refresh_token ?? '');
+    expect(decodeJwt(fromNew.access_token)).toMatchObject({ aud: GRAPH_APP_ID, scp: 'User.Read' });
+  });
+
   it('issues client-credential tokens for the API app, by form fields and by Basic header', async () => {
     const api = app('taskApi');
     const scope = `api://${api.clientId}/.default`;
@@ -452,16 +487,21 @@ describe('refusals', () => {
     });
   });
 
-  it('refuses a code redeemed twice with AADSTS54005', async () => {
+  it('refuses a code redeemed twice with AADSTS54005, and the first redemption keeps working', async () => {
     const msal = msalFor('taskWeb');
     const { code, verifier } = await codeFor(msal);
-    await redeem(msal, code, verifier);
+    const first = await redeem(msal, code, verifier);
     await expect(redeem(msal, code, verifier)).rejects.toMatchObject({
       errorCode: 'invalid_grant',
       errorMessage: expect.stringMatching(
         /Description: AADSTS54005: OAuth2 Authorization code was already redeemed/,
       ),
     });
+    // Entra refuses the second redemption only: the first one's refresh token still works.
+    const account = first.account;
+    if (!account) throw new Error('no account');
+    const refreshed = await msal.acquireTokenSilent({ account, scopes: SCOPES, forceRefresh: true });
+    expect(decodeJwt(refreshed.accessToken)).toMatchObject({ aud: GRAPH_APP_ID, scp: 'User.Read' });
     // The same answer on the wire, with its status.
     const second = await codeFor(msal);
     await redeem(msal, second.code, second.verifier);
