@@ -1,4 +1,8 @@
-/** The storage rows of the Errors table that need a broken StorageConnection setting. */
+/**
+ * The storage rows of the Errors table that need a broken StorageConnection setting, and CreateTask's
+ * failed blob write (README: an empty 500).
+ */
+import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AppStack, answer, startAppStack, TEXT } from './test-support.ts';
 
@@ -52,5 +56,34 @@ describe('any other storage failure', () => {
     const { status, contentType, body } = await answer(await metadata(app));
     expect({ status, contentType }).toEqual({ status: 500, contentType: TEXT });
     expect(body).toMatch(/^Error retrieving file metadata: \S/);
+  });
+});
+
+describe('CreateTask when its blob cannot be written', () => {
+  let app: AppStack;
+  beforeAll(async () => {
+    app = await startAppStack({ components: ['identity', 'blob', 'functions'] });
+  });
+  afterAll(async () => {
+    await app?.stop();
+  });
+
+  const createTask = (Title: string) =>
+    fetch(app.url('createtask'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ Title }),
+    });
+
+  it('answers 500 with an empty body, and the log says why', async () => {
+    // The first task creates the container, which the app then no longer checks for; removing it
+    // makes the next write fail.
+    expect((await createTask('before')).status).toBe(200);
+    const storage = BlobServiceClient.fromConnectionString(
+      app.stack.description.connections.AzureWebJobsStorage ?? '',
+    );
+    await storage.getContainerClient('tasks').delete();
+    expect(await answer(await createTask('after'))).toEqual({ status: 500, contentType: null, body: '' });
+    await app.waitForLog((entry) => entry.message.startsWith('CreateTask: writing the task blob failed: '));
   });
 });
