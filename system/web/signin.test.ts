@@ -17,10 +17,9 @@ import { launchChromium, testContext, testDataDir } from '../../emulators/core/t
 import type { Stack } from '../../emulators/stack/launcher.ts';
 import { type ComponentUnderTest, startComponent } from '../../emulators/stack/test-support.ts';
 import { freePort } from '../functions/test-support.ts';
-import { STORE_UNAVAILABLE } from './src/cosmos-store.ts';
-import { BAD_FORM_TOKEN, NOT_JSON, TOO_LARGE } from './src/errors.ts';
-import { TITLE_REQUIRED } from './src/tasks.ts';
-import { startStores, startWebApp, type WebApp } from './test-support.ts';
+import { startStores, startWebApp, TEXTS, type WebApp } from './test-support.ts';
+
+const { BAD_FORM_TOKEN, NOT_JSON, STORE_UNAVAILABLE, TITLE_REQUIRED, TOO_LARGE } = TEXTS;
 
 const screenshots = fileURLToPath(new URL('../../test-results/web/', import.meta.url));
 const data = testDataDir();

@@ -12,6 +12,27 @@ import { freePort } from '../functions/test-support.ts';
 
 const appDir = fileURLToPath(new URL('.', import.meta.url));
 
+/**
+ * The answers' texts of README.md's table, spelled out here rather than imported from the app's
+ * sources: a test comparing an answer with the app's own constant cannot notice that the text changed.
+ */
+export const TEXTS = {
+  TITLE_REQUIRED: 'Title is required.',
+  NOT_JSON: 'Request body is not valid JSON.',
+  NOT_AN_OBJECT: 'Request body must be a JSON object.',
+  WRONG_TYPE: 'title, description and dueDate must be strings.',
+  TOO_MANY_FIELDS: 'Too many form fields: the limit is 1024.',
+  SIGN_IN_FAILED: 'Sign-in could not be completed. Start again from the home page.',
+  SIGN_IN_REQUIRED: 'Sign-in required.',
+  BAD_FORM_TOKEN: 'The form has expired or was not sent by this site. Reload the page and try again.',
+  NOT_FOUND: 'Not found.',
+  TOO_LARGE: 'Request too large: the limit is 1048576 bytes.',
+  JSON_ONLY: 'Content-Type must be application/json.',
+  JSON_CHARSET: 'Content-Type charset must be utf-8 or utf-16.',
+  STORE_UNAVAILABLE: 'The task store is unavailable. Try again later.',
+  SIGN_IN_UNAVAILABLE: 'The sign-in service is unavailable. Try again later.',
+} as const;
+
 /** The stores a web app test runs against: those `components` of the stack, in memory, on free ports, quiet. */
 export const startStores = (dataDir: string, components: string[]) =>
   start({ dataDir, ports: 'free', console: false, inMemory: true, components });

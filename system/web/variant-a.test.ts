@@ -6,17 +6,21 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { EventHubProducerClient } from '@azure/event-hubs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AppStack, freePort, type LogEntry, startAppStack } from '../functions/test-support.ts';
-import {
+import type { Task } from './src/tasks.ts';
+import { getTasks, openPage, postForm, postJson, startWebApp, TEXTS, type WebApp } from './test-support.ts';
+
+const {
   BAD_FORM_TOKEN,
   JSON_CHARSET,
   JSON_ONLY,
+  NOT_AN_OBJECT,
   NOT_FOUND,
   NOT_JSON,
+  TITLE_REQUIRED,
   TOO_LARGE,
   TOO_MANY_FIELDS,
-} from './src/errors.ts';
-import { NOT_AN_OBJECT, type Task, TITLE_REQUIRED, WRONG_TYPE } from './src/tasks.ts';
-import { getTasks, openPage, postForm, postJson, startWebApp, type WebApp } from './test-support.ts';
+  WRONG_TYPE,
+} = TEXTS;
 
 const TEXT = 'text/plain; charset=utf-8';
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

@@ -7,9 +7,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDataDir } from '../../emulators/core/testing.ts';
 import type { Stack } from '../../emulators/stack/launcher.ts';
 import { freePort } from '../functions/test-support.ts';
-import { SIGN_IN_FAILED, SIGN_IN_REQUIRED } from './src/errors.ts';
-import { SIGN_IN_UNAVAILABLE } from './src/signin.ts';
-import { cookiesOf, postForm, postJson, startStores, startWebApp, type WebApp } from './test-support.ts';
+import {
+  cookiesOf,
+  postForm,
+  postJson,
+  startStores,
+  startWebApp,
+  TEXTS,
+  type WebApp,
+} from './test-support.ts';
+
+const { SIGN_IN_FAILED, SIGN_IN_REQUIRED, SIGN_IN_UNAVAILABLE } = TEXTS;
 
 const TEXT = 'text/plain; charset=utf-8';
 const CLIENT_SECRET = 'a client secret that must never be logged';
