@@ -19,7 +19,7 @@ import { type ComponentUnderTest, startComponent } from '../../emulators/stack/t
 import { freePort } from '../functions/test-support.ts';
 import { startStores, startWebApp, TEXTS, type WebApp } from './test-support.ts';
 
-const { BAD_FORM_TOKEN, NOT_JSON, STORE_UNAVAILABLE, TITLE_REQUIRED, TOO_LARGE } = TEXTS;
+const { BAD_FORM_TOKEN, NOT_JSON, PROFILE_UNAVAILABLE, STORE_UNAVAILABLE, TITLE_REQUIRED, TOO_LARGE } = TEXTS;
 
 const screenshots = fileURLToPath(new URL('../../test-results/web/', import.meta.url));
 const data = testDataDir();
@@ -268,6 +268,26 @@ describe('variant B in chromium', () => {
       ]);
     } finally {
       await a.stop();
+    }
+  });
+
+  it('a directory that fails: the signed-in page answers 503 with a clear text, and the app serves on', async () => {
+    // The same app on the same port (the one the registration lists), with Graph at a path the
+    // provider does not serve: its /me refuses every call.
+    const port = Number(new URL(web.url).port);
+    await web.stop();
+    web = await startWebApp({ ...settings, GraphBaseUrl: `${provider.endpoints.graph}/nowhere` }, port);
+    try {
+      const page = await signIn('alice');
+      const down = await page.goto(web.url);
+      expect(down?.status()).toBe(503);
+      expect(down?.headers()['content-type']).toBe('text/plain; charset=utf-8');
+      expect(await down?.text()).toBe(PROFILE_UNAVAILABLE);
+      expect(web.output()).toMatch(/Graph \/me: Graph answered 4\d\d/);
+      expect(web.running()).toBe(true);
+    } finally {
+      await web.stop();
+      web = await startWebApp(settings, port);
     }
   });
 
