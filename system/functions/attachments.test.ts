@@ -121,6 +121,14 @@ describe('POST /api/uploadattachment', () => {
     const properties = await blob.getProperties();
     expect(properties.contentType).toBe('text/markdown');
     expect(properties.metadata).toEqual({ taskid: 'task-1' });
+    // Properties come back with lower-cased keys; a listing keeps the name as written: TaskId.
+    const listed = [];
+    for await (const item of attachments().listBlobsFlat({
+      prefix: 'task-1/notes.txt',
+      includeMetadata: true,
+    }))
+      listed.push({ name: item.name, metadata: item.metadata });
+    expect(listed).toEqual([{ name: 'task-1/notes.txt', metadata: { TaskId: 'task-1' } }]);
   });
 
   it("reads the form as ASP.NET's form collection: names in any case, a repeated one joined by commas", async () => {
