@@ -43,6 +43,18 @@ describe('CheckTasks', () => {
     expect(runs().at(-1)?.message).toMatch(/^CheckTasks: checking tasks \(past due: (true|false)\)$/);
   });
 
+  it('is registered with the spec’s schedule, 0 */5 * * * *', async () => {
+    // Moving the clock 5 minutes would also fire a timer of another period: the schedule is read back.
+    const response = await fetch(`${app.baseUrl}/admin/functions/CheckTasks`, {
+      headers: { 'x-functions-key': app.stack.description.masterKey },
+    });
+    expect(response.status).toBe(200);
+    const { config } = (await response.json()) as { config: { bindings: Record<string, unknown>[] } };
+    expect(config.bindings.filter((binding) => binding.type === 'timerTrigger')).toEqual([
+      expect.objectContaining({ schedule: '0 */5 * * * *' }),
+    ]);
+  });
+
   it('runs when the stack clock moves 5 minutes', async () => {
     const before = runs().length;
     await app.stack.advanceClock(5 * 60_000);
