@@ -15,6 +15,7 @@ describe('gateway: rate-limit calls="5" renewal-period="60" on TaskManagerFuncti
     return {
       status: response.status,
       retryAfter: response.headers.get('retry-after'),
+      contentType: response.headers.get('content-type'),
       body: await response.text(),
     };
   };
@@ -39,6 +40,7 @@ describe('gateway: rate-limit calls="5" renewal-period="60" on TaskManagerFuncti
     expect(refused.body).toBe(
       `{ "statusCode": 429, "message": "Rate limit is exceeded. Try again in ${seconds} seconds." }`,
     );
+    expect(refused.contentType).toBe('application/json');
     // Counting is per subscription: another subscription still has its 5 calls.
     expect((await call((await gw.keys('task-manager-functions')).primaryKey)).status).toBe(200);
     gw.context.clock.advance(30_000);
