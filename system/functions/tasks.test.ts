@@ -171,6 +171,7 @@ describe('/api/managetask', () => {
     expect(Buffer.from(created.Description ?? '', 'base64')).toHaveLength(32);
 
     const read = await fetch(app.url('managetask', { taskId: created.id ?? '' }));
+    expect(read.status).toBe(200);
     expect(read.headers.get('content-type')).toBe(JSON_TYPE);
     expect(await read.json()).toEqual({ ...created, Description: 'secret plan' });
   });
