@@ -4,7 +4,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { commandLineTarget, readTarget, reasonOf } from '../../contracts/target.ts';
 import { SCENARIOS } from '../../scenarios/scenarios.ts';
@@ -12,6 +12,7 @@ import { loadApps, repositoryRoot } from '../core/apps.ts';
 import { testDataDir } from '../core/testing.ts';
 import { parseStackOptions } from './options.ts';
 import { freePort, stackPorts } from './ports.ts';
+import { removalRefusal } from './stackfile.ts';
 import { cli } from './test-support.ts';
 
 const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
@@ -58,6 +59,68 @@ describe('taskstack reset', () => {
       status: 0,
       stdout: `nothing to remove: ${dir} does not exist\n`,
     });
+  });
+});
+
+describe('taskstack reset never removes what holds the working directory or the project', () => {
+  const data = testDataDir();
+  afterAll(data.remove);
+  /** A working directory with a file of the user's in it, and the CLI run there. */
+  const userFolder = () => {
+    const cwd = join(data.dir, 'work', 'sub');
+    mkdirSync(cwd, { recursive: true });
+    writeFileSync(join(cwd, 'notes.txt'), 'mine');
+    const runIn = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+      spawnSync(process.execPath, cli(...args), { encoding: 'utf8', cwd, env: { ...process.env, ...env } });
+    return { cwd, runIn };
+  };
+  const EMPTY =
+    'the data directory is empty (--data-dir "" or TASKSTACK_DATA_DIR=""), which would be the working directory: name one, or give neither for the project\'s .taskstack';
+
+  it.each([
+    ['TASKSTACK_DATA_DIR=""', ['reset'], { TASKSTACK_DATA_DIR: '' }],
+    ['--data-dir ""', ['reset', '--data-dir', ''], {}],
+    ['--data-dir "" (status)', ['status', '--data-dir', ''], {}],
+  ])('an empty data directory (%s) is refused, not taken for the working directory', (_, args, env) => {
+    const { cwd, runIn } = userFolder();
+    expect(runIn(args, env)).toMatchObject({ status: 1, stdout: '', stderr: `taskstack: ${EMPTY}\n` });
+    expect(existsSync(join(cwd, 'notes.txt'))).toBe(true);
+  });
+
+  it('an empty TASKSTACK_DATA_DIR is refused by start() too', () => {
+    const fromEnv = process.env.TASKSTACK_DATA_DIR;
+    process.env.TASKSTACK_DATA_DIR = '';
+    try {
+      expect(() => parseStackOptions()).toThrow(EMPTY);
+      expect(() => parseStackOptions({ dataDir: '' })).toThrow(EMPTY);
+    } finally {
+      if (fromEnv === undefined) delete process.env.TASKSTACK_DATA_DIR;
+      else process.env.TASKSTACK_DATA_DIR = fromEnv;
+    }
+  });
+
+  it.each([
+    ['.', (cwd: string) => cwd],
+    ['..', (cwd: string) => join(cwd, '..')],
+  ])('--data-dir %s: refused, naming what it holds', (dir, resolved) => {
+    const { cwd, runIn } = userFolder();
+    expect(runIn(['reset', '--data-dir', dir])).toMatchObject({
+      status: 1,
+      stdout: '',
+      stderr: `taskstack: not removing ${resolved(cwd)}: it holds the working directory ${cwd}; name the data directory itself\n`,
+    });
+    expect(existsSync(join(cwd, 'notes.txt'))).toBe(true);
+  });
+
+  it('the project, the home directory and / are refused (checked without removing anything)', () => {
+    const project = resolve(repositoryRoot);
+    const places = { cwd: '/somewhere/else', project, home: '/home/me' };
+    expect(removalRefusal(project, places)).toBe(`it holds the project ${project}`);
+    expect(removalRefusal(dirname(project), places)).toBe(`it holds the project ${project}`);
+    expect(removalRefusal('/home/me', places)).toBe('it holds the home directory /home/me');
+    expect(removalRefusal('/', places)).toBe('it holds the working directory /somewhere/else');
+    expect(removalRefusal(join(project, '.taskstack'), places)).toBeUndefined();
+    expect(removalRefusal('/home/me/..data', places)).toBeUndefined();
   });
 });
 

@@ -3,14 +3,14 @@
  * below lists every command.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
-import { constants } from 'node:os';
+import { existsSync, realpathSync, rmSync } from 'node:fs';
+import { constants, homedir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { z } from 'zod';
 import { targetOrExit } from '../../contracts/target.ts';
 import { deployCommand } from '../../system/deploy/deploy.ts';
-import { loadApps } from '../core/apps.ts';
+import { loadApps, repositoryRoot } from '../core/apps.ts';
 import { argsRefusal } from '../core/args.ts';
 import { stopBuilding } from '../core/bundle.mjs';
 import { openSslTrust } from '../core/ca.ts';
@@ -21,7 +21,7 @@ import { start } from './launcher.ts';
 import { parseStackOptions } from './options.ts';
 import { StartInterrupted } from './order.ts';
 import { stackPorts } from './ports.ts';
-import { lockHolder, processAlive, runningStack } from './stackfile.ts';
+import { lockHolder, processAlive, removalRefusal, runningStack } from './stackfile.ts';
 
 // As in child.ts: this process parses each schema once or twice.
 z.config({ jitless: true });
@@ -112,7 +112,16 @@ const { values, positionals } = parseFlags({
 // Only `clock advance` takes a word after its command.
 const extra = positionals[command === 'clock' ? 1 : 0];
 if (extra !== undefined) fail(`unexpected argument ${extra}; ${HELP_HINT}`);
-const dataDir = parseStackOptions({ dataDir: values['data-dir'] }).dataDir;
+const dataDir = dataDirOf(values['data-dir']);
+
+/** The data directory (--data-dir, TASKSTACK_DATA_DIR, the project's); a wrong one ends in one line. */
+function dataDirOf(flag: string | undefined): string {
+  try {
+    return parseStackOptions({ dataDir: flag }).dataDir;
+  } catch (error) {
+    fail((error as Error).message);
+  }
+}
 
 function fail(message: string): never {
   console.error(`taskstack: ${message}`);
@@ -152,7 +161,7 @@ async function control(method: string, path: string, body?: unknown): Promise<un
 /** `taskstack functions keys …`: its own flags, so it is dispatched before the others are parsed. */
 async function functionsCommand(argv: string[]): Promise<never> {
   const dataDirFlag = argv.indexOf('--data-dir');
-  const dir = parseStackOptions({ dataDir: dataDirFlag >= 0 ? argv[dataDirFlag + 1] : undefined }).dataDir;
+  const dir = dataDirOf(dataDirFlag >= 0 ? argv[dataDirFlag + 1] : undefined);
   if (dataDirFlag >= 0) argv.splice(dataDirFlag, 2);
   const stack = runningStack(dir) ?? fail(`no stack is running on ${dir}`);
   try {
@@ -285,7 +294,13 @@ switch (command) {
       console.log(`nothing to remove: ${dataDir} does not exist`);
       break;
     }
-    rmSync(dataDir, { recursive: true, force: true });
+    {
+      // A data directory named wrongly (`.`, `..`, `~`) would take the user's own files with it.
+      const places = { cwd: process.cwd(), project: realpathSync(repositoryRoot), home: homedir() };
+      const refusal = removalRefusal(realpathSync(dataDir), places);
+      if (refusal) fail(`not removing ${dataDir}: ${refusal}; name the data directory itself`);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
     console.log(`removed ${dataDir}`);
     break;
   default:

@@ -33,9 +33,14 @@ export const stackOptionsSchema = z.object({
 export type StackOptionsInput = z.input<typeof stackOptionsSchema>;
 export type StackOptions = z.output<typeof stackOptionsSchema>;
 
+const EMPTY_DATA_DIR =
+  'the data directory is empty (--data-dir "" or TASKSTACK_DATA_DIR=""), which would be the working directory: name one, or give neither for the project\'s .taskstack';
+
 /** The options with their defaults; throws naming each wrong one (zod's own error is a JSON dump). */
 export function parseStackOptions(input: StackOptionsInput = {}): StackOptions {
   const parsed = stackOptionsSchema.safeParse(input);
   if (!parsed.success) throw new Error(`invalid stack options: ${z.prettifyError(parsed.error)}`);
+  // resolve('') is the working directory: `TASKSTACK_DATA_DIR=$UNSET taskstack reset` removed it.
+  if (!parsed.data.dataDir) throw new Error(EMPTY_DATA_DIR);
   return { ...parsed.data, dataDir: resolve(parsed.data.dataDir) };
 }

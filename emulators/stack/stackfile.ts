@@ -1,5 +1,5 @@
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
 import { writeFileAtomic } from '../core/files.ts';
 import { portIsFree } from './ports.ts';
 
@@ -188,4 +188,25 @@ export async function clearStaleStack(dataDir: string): Promise<string | undefin
   return `found stack.json of a stack that is no longer running (pid ${stale.pid}, not stopped cleanly); replaced it${
     held.length ? `; ports ${held.join(', ')} are still held` : ''
   }`;
+}
+
+/**
+ * Why `taskstack reset` must not remove `dir`, else undefined: it is, or holds, the working directory,
+ * the project or the home directory (`--data-dir .`, `..`, `~`), which no data directory does.
+ */
+export function removalRefusal(
+  dir: string,
+  places: { cwd: string; project: string; home: string },
+): string | undefined {
+  const holds = (path: string) => {
+    const inside = relative(dir, path);
+    return inside === '' || (inside !== '..' && !inside.startsWith('../') && !isAbsolute(inside));
+  };
+  const named = [
+    ['the working directory', places.cwd],
+    ['the project', places.project],
+    ['the home directory', places.home],
+  ] as const;
+  const held = named.find(([, path]) => holds(path));
+  return held && `it holds ${held[0]} ${held[1]}`;
 }
