@@ -12,6 +12,17 @@ export const printable = (text: string): string =>
 /** docker-compose-like output: each component's lines prefixed with its name in its own colour. */
 const COLOURS = [36, 33, 32, 35, 34, 96, 93, 92, 95, 94];
 
+/**
+ * Whether to colour: on a terminal, unless NO_COLOR (non-empty, no-color.org) or TERM=dumb says not to;
+ * FORCE_COLOR decides over both and over a pipe, as in Node (`0` or `false`: never).
+ */
+function colours(out: NodeJS.WritableStream | null): boolean {
+  const { FORCE_COLOR: force, NO_COLOR: none, TERM: term } = process.env;
+  if (force !== undefined) return force !== '0' && force !== 'false';
+  if (none || term === 'dumb') return false;
+  return Boolean((out as NodeJS.WriteStream | null)?.isTTY);
+}
+
 export class Console {
   readonly #colour = new Map<string, number>();
   readonly #width: number;
@@ -24,7 +35,7 @@ export class Console {
   ) {
     this.#width = Math.max(...names.map((name) => name.length), 5);
     for (const [i, name] of names.entries()) this.#colour.set(name, COLOURS[i % COLOURS.length] as number);
-    this.#tty = Boolean((out as NodeJS.WriteStream | null)?.isTTY) || process.env.FORCE_COLOR !== undefined;
+    this.#tty = colours(out);
   }
 
   #paint(code: number, text: string) {
