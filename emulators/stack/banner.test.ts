@@ -44,6 +44,12 @@ describe('the ready banner', () => {
     );
   });
 
+  it('lists each Event Grid topic, as it lists the other services', () => {
+    const topic = 'https://127.0.0.1:8700/taskcreatedtopic/api/events';
+    const text = banner(described({ eventgrid: { taskcreatedtopic: topic } }), 10);
+    expect(text).toContain(`  Event Grid taskcreatedtopic  ${topic}\n`);
+  });
+
   it('leaves out the identity provider and its test users when --components left it out', () => {
     const text = banner(described({ gateway: { gatewayUrl: 'https://127.0.0.1:8600' } }), 10);
     expect(text).not.toContain('Identity');

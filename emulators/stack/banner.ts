@@ -20,6 +20,10 @@ export function banner(stack: StackDescription, startMs: number): string {
     ['Cosmos DB', stack.endpoints.cosmos?.cosmos],
     ['Key Vault', stack.endpoints.keyvault?.vault],
     ['Event Hubs', stack.endpoints.eventhubs?.amqp],
+    ...Object.entries(stack.endpoints.eventgrid ?? {}).map(([topic, url]): [string, string] => [
+      `Event Grid ${topic}`,
+      url,
+    ]),
     ['Control API', stack.controlUrl],
     ...(identity ? (stack.testUsers ?? []) : []).map((user): [string, string] => [
       'test user',
