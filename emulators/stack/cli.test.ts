@@ -158,6 +158,10 @@ describe('taskstack refuses, in one line', () => {
     ],
     [['start', '--components', ''], "--components takes component names separated by commas, not ''"],
     [
+      ['start', '--encryption-key', '', '--data-dir', data.dir],
+      'the EncryptionKey is empty (--encryption-key "" or TASKSTACK_ENCRYPTION_KEY=""): give its text, or neither for a random one per data directory',
+    ],
+    [
       ['start', '--components', 'blob,,cosmos'],
       "--components takes component names separated by commas, not 'blob,,cosmos'",
     ],

@@ -184,6 +184,11 @@ async function startCommand() {
     const flag = values[`${name}-port` as keyof typeof values];
     if (typeof flag === 'string') portOverrides[name] = portFlag(`${name}-port`, flag);
   }
+  const encryptionKey = values['encryption-key'] ?? process.env.TASKSTACK_ENCRYPTION_KEY;
+  if (encryptionKey === '')
+    fail(
+      'the EncryptionKey is empty (--encryption-key "" or TASKSTACK_ENCRYPTION_KEY=""): give its text, or neither for a random one per data directory',
+    );
   const began = performance.now();
   // A signal during the start (Ctrl-C, a closing terminal) stops whatever has started, in order.
   const interrupt = new AbortController();
@@ -210,7 +215,7 @@ async function startCommand() {
       portOverrides,
       inMemory: values['in-memory'] ?? false,
       components: names,
-      encryptionKey: values['encryption-key'] ?? process.env.TASKSTACK_ENCRYPTION_KEY,
+      encryptionKey,
     },
     { signal: interrupt.signal },
   ).catch(async (error: Error) => {
