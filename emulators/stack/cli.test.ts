@@ -51,6 +51,13 @@ describe('taskstack reset', () => {
       stdout: '',
       stderr: `taskstack: a stack is running on ${dir}; stop it first\n`,
     });
+    // Held but not ready (no stack.json yet): a launcher still starting, not "no stack".
+    for (const command of [['status'], ['clock', 'advance', '--minutes', '1'], ['functions', 'keys', 'list']])
+      expect(run([...command, '--data-dir', dir])).toMatchObject({
+        status: 1,
+        stdout: '',
+        stderr: `taskstack: the stack on ${dir} (pid ${process.pid}) is still starting: try again once it is ready\n`,
+      });
     expect(existsSync(join(dir, 'state'))).toBe(true);
     rmSync(join(dir, 'stack.lock'));
     expect(run(['reset', '--data-dir', dir])).toMatchObject({ status: 0, stdout: `removed ${dir}\n` });

@@ -145,9 +145,20 @@ function portFlag(flag: string, text: string): number {
   return port;
 }
 
+/** The stack running on `dir`; ends the command in one line when there is none, or it is still starting. */
+function readyStack(dir: string) {
+  const stack = runningStack(dir);
+  if (stack) return stack;
+  // The launcher holds the directory from its start's first moment; stack.json comes once it is ready.
+  const starting = lockHolder(dir);
+  if (starting !== undefined)
+    fail(`the stack on ${dir} (pid ${starting}) is still starting: try again once it is ready`);
+  fail(`no stack is running on ${dir}`);
+}
+
 /** Calls the running stack's control API. */
 async function control(method: string, path: string, body?: unknown): Promise<unknown> {
-  const stack = runningStack(dataDir) ?? fail(`no stack is running on ${dataDir}`);
+  const stack = readyStack(dataDir);
   const response = await fetch(`${stack.controlUrl}${path}`, {
     method,
     headers: { [CONTROL_KEY_HEADER]: stack.masterKey, 'content-type': 'application/json' },
@@ -163,7 +174,7 @@ async function functionsCommand(argv: string[]): Promise<never> {
   const dataDirFlag = argv.indexOf('--data-dir');
   const dir = dataDirOf(dataDirFlag >= 0 ? argv[dataDirFlag + 1] : undefined);
   if (dataDirFlag >= 0) argv.splice(dataDirFlag, 2);
-  const stack = runningStack(dir) ?? fail(`no stack is running on ${dir}`);
+  const stack = readyStack(dir);
   try {
     console.log(await keysCommand(argv, { url: stack.controlUrl, key: stack.masterKey }));
     process.exit(0);
