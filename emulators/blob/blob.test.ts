@@ -2,6 +2,7 @@ import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EmulatorContext, RunningEmulator } from '../core/emulator.ts';
 import { startEmulator, testContext, testDataDir, waitFor } from '../core/testing.ts';
+import { descendants } from '../stack/test-support.ts';
 import blob from './index.ts';
 
 const DAY = 86_400_000;
@@ -103,6 +104,27 @@ describe('blob storage (Azurite) through @azure/storage-blob', () => {
     await start();
     const body = await service.getContainerClient('tasks').getBlobClient('kept.json').downloadToBuffer();
     expect(body.toString()).toBe('{"Id":"kept"}');
+  });
+
+  it('reports Azurite killed under it as a crash, naming the signal, for the launcher to restart it', async () => {
+    const before = new Set(descendants(process.pid));
+    const crashes: string[] = [];
+    const other = testDataDir();
+    const own = {
+      ...(await testContext(other.dir, { inMemory: true })),
+      crash: (why: string) => crashes.push(why),
+    };
+    const second = await startEmulator(blob, { port: 0 }, own);
+    try {
+      const [azurite, ...more] = descendants(process.pid).filter((pid) => !before.has(pid));
+      expect(more).toEqual([]);
+      process.kill(azurite as number, 'SIGKILL');
+      await waitFor('the crash report', () => crashes.length > 0);
+      expect(crashes).toEqual(['Azurite exited unexpectedly (SIGKILL)']);
+    } finally {
+      await second.stop();
+      other.remove();
+    }
   });
 
   it('ArchiveOldFiles deletes attachments older than a day, keeps newer ones and other containers', async () => {

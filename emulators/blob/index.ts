@@ -65,7 +65,8 @@ export default defineEmulator({
     schedule();
 
     // A store that vanishes under us is a crash: let the launcher see it and restart the component.
-    const onExit = (code: number | null) => context.crash(`Azurite exited unexpectedly (${code})`);
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
+      context.crash(`Azurite exited unexpectedly (${signal ?? code})`);
     child.once('exit', onExit);
 
     return {
