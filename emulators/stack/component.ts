@@ -246,7 +246,10 @@ export class ComponentProcess {
     this.#restarts = [...this.#restarts.filter((at) => now - at < 60_000), now];
     const persisted = this.start.stateDir !== undefined;
     if (this.#restarts.length > MAX_RESTARTS_PER_MINUTE) {
-      this.#problem(`exited (${signal ?? code}) again; not restarting it — see its log`);
+      this.#problem(
+        `exited (${signal ?? code}) again, ${this.#restarts.length} times within a minute: not restarting it. ` +
+          `See its log, ${this.logPath}, then start the stack again`,
+      );
       return;
     }
     this.#problem(
