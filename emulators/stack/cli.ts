@@ -269,7 +269,7 @@ async function stopCommand() {
   console.log(`stopped the stack on ${dataDir}.`);
 }
 
-/** `--days 1 --minutes 5` → `{ days: 1, minutes: 5 }`, each a finite number ≥ 0. */
+/** `--days 1 --minutes 5` → `{ days: 1, minutes: 5 }`, each a decimal number ≥ 0 (fractions too). */
 function clockAdvance(): Record<string, number> {
   const units = (['days', 'hours', 'minutes', 'seconds'] as const).filter(
     (unit) => values[unit] !== undefined,
@@ -279,8 +279,9 @@ function clockAdvance(): Record<string, number> {
   return Object.fromEntries(
     units.map((unit) => {
       const text = String(values[unit]).trim();
+      // Decimal digits only: Number() would also take 0x10 (16), 0b1, 1e3 and Infinity.
+      if (!/^(\d+(\.\d+)?|\.\d+)$/.test(text)) fail(`--${unit} must be a number ≥ 0, not ${text}`);
       const value = Number(text);
-      if (!text || !Number.isFinite(value) || value < 0) fail(`--${unit} must be a number ≥ 0, not ${text}`);
       return [unit, value];
     }),
   );
