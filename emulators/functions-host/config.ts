@@ -9,7 +9,7 @@ export type HostLogLevel = z.infer<typeof logLevel>;
 
 /** The parts of host.json (schema version 2.0) this host honours; anything else is accepted and ignored. */
 const hostJsonSchema = z.looseObject({
-  version: z.literal('2.0').optional(),
+  version: z.unknown().optional(),
   functionTimeout: z.string().optional(),
   logging: z.looseObject({ logLevel: z.record(z.string(), logLevel).optional() }).optional(),
   extensions: z
@@ -58,6 +58,28 @@ export function parseTimeSpan(text: string): number | undefined {
   );
 }
 
+/**
+ * The runtime refuses to start without host.json's schema version 2.0 (HostJsonFileConfigurationSource):
+ * an empty object is the only host.json it accepts without one (it writes the default then).
+ */
+function checkVersion(host: Record<string, unknown>): void {
+  if (Object.keys(host).length === 0) return;
+  const version = host.version;
+  if (version === undefined || version === null || version === '')
+    throw new Error(
+      "The host.json file is missing the required 'version' property. See https://aka.ms/functions-hostjson for steps to migrate the configuration file.",
+    );
+  const text = String(version);
+  if (text !== '2.0')
+    throw new Error(
+      `'${text}' is an invalid value for host.json 'version' property. We recommend you set the 'version' property to '2.0'. ${
+        text.startsWith('3')
+          ? 'This does not correspond to the function runtime version, only to the schema version of the host.json file. '
+          : ''
+      }See https://aka.ms/functions-hostjson for more information on this configuration file.`,
+    );
+}
+
 export function loadHostConfig(appDir: string): HostConfig {
   let raw: unknown;
   try {
@@ -69,12 +91,18 @@ export function loadHostConfig(appDir: string): HostConfig {
   const parsed = hostJsonSchema.safeParse(raw);
   if (!parsed.success) throw new Error(`host.json: ${z.prettifyError(parsed.error)}`);
   const host = parsed.data;
+  checkVersion(host);
   let functionTimeoutMs: number | undefined = DEFAULT_TIMEOUT_MS;
   if (host.functionTimeout === '-1') functionTimeoutMs = undefined;
   else if (host.functionTimeout !== undefined) {
     functionTimeoutMs = parseTimeSpan(host.functionTimeout);
     if (functionTimeoutMs === undefined)
       throw new Error(`host.json: functionTimeout "${host.functionTimeout}" is not hh:mm:ss`);
+    // The runtime's bounds outside the Consumption plan (ScriptJobHostOptionsSetup.ValidateTimeoutValue).
+    if (functionTimeoutMs < 1000)
+      throw new Error(
+        'host.json: FunctionTimeout must be greater than 00:00:01 and less than 10675199.02:48:05.4775807.',
+      );
   }
   const eventHubs = host.extensions?.eventHubs;
   return {

@@ -89,3 +89,54 @@ export function isDisabled(settings: Settings, fn: RegisteredFunction): boolean 
   const entry = Object.entries(settings).find(([name]) => name.toLowerCase() === key);
   return entry?.[1]?.toLowerCase() === 'true' || entry?.[1] === '1';
 }
+
+/** The runtime's function name rule (Utility.FunctionNameValidationRegex): `host` is reserved. */
+const FUNCTION_NAME = /^[a-z][a-z0-9_-]{0,127}$/i;
+
+const httpTriggerOf = (fn: RegisteredFunction) => {
+  const trigger = triggerOf(fn);
+  if (trigger.type.toLowerCase() !== 'httptrigger') return undefined;
+  const route = typeof trigger.route === 'string' && trigger.route.trim() ? trigger.route : fn.name;
+  const methods = Array.isArray(trigger.methods) ? trigger.methods.map((m) => String(m).toUpperCase()) : [];
+  return { route: route.replace(/^\/+|\/+$/g, '').toLowerCase(), methods };
+};
+
+/**
+ * The functions the runtime would put in error, each with its message, as it validates them at start
+ * (WorkerFunctionMetadataProvider.ValidateMetadata, then ScriptHost.ValidateFunction in registration
+ * order): an invalid name, an HTTP route in the runtime's own `admin`/`runtime` space, and an HTTP route
+ * (without the prefix, in any case) that an earlier function has with a method in common. The runtime
+ * logs each and runs the others.
+ */
+export function functionErrors(functions: Iterable<RegisteredFunction>): Map<string, string> {
+  const errors = new Map<string, string>();
+  const http: [string, { route: string; methods: string[] }][] = [];
+  for (const fn of functions) {
+    if (!FUNCTION_NAME.test(fn.name) || fn.name.toLowerCase() === 'host') {
+      errors.set(fn.name, `'${fn.name}' is not a valid function name.`);
+      continue;
+    }
+    const trigger = httpTriggerOf(fn);
+    if (!trigger) continue;
+    if (trigger.route.startsWith('admin') || trigger.route.startsWith('runtime')) {
+      errors.set(fn.name, 'The specified route conflicts with one or more built in routes.');
+      continue;
+    }
+    const conflict = http.find(
+      ([, other]) =>
+        other.route === trigger.route &&
+        (!other.methods.length ||
+          !trigger.methods.length ||
+          other.methods.some((m) => trigger.methods.includes(m))),
+    );
+    if (conflict) {
+      errors.set(
+        fn.name,
+        `The route specified conflicts with the route defined by function '${conflict[0]}'.`,
+      );
+      continue;
+    }
+    http.push([fn.name, trigger]);
+  }
+  return errors;
+}

@@ -13,7 +13,7 @@ import { outputWriter, unsupportedBindings } from './bindings/outputs.ts';
 import { loadHostConfig, resolveAppSettings } from './config.ts';
 import { blobService, connectionSetting } from './connections.ts';
 import { AppRegistry, installCoreApi, type LogLevel } from './core-api.ts';
-import { defaultHostId, type Host, isDisabled, type Listener, triggerOf } from './host.ts';
+import { defaultHostId, functionErrors, type Host, isDisabled, type Listener, triggerOf } from './host.ts';
 import { createHostServer } from './http/server.ts';
 import { Invoker, TIMEOUT_GRACE_MS } from './invoke.ts';
 import { KeyManager, type KeyType } from './keys.ts';
@@ -97,6 +97,11 @@ export default defineEmulator({
     logs.host('information', `Loaded ${files.length} entry point file(s) in ${Math.round(loaded.loadMs)}ms`);
     await runAppStart(appDir, registry);
     registry.lock();
+    // As the runtime: a function in error is logged and left out; the others run.
+    for (const [name, message] of functionErrors(registry.functions.values())) {
+      logs.host('error', `The '${name}' function is in error: ${message}`);
+      registry.functions.delete(name.toLowerCase());
+    }
     // As the worker does once the app is loaded: this also locks app.setup() and starts its HTTP proxy.
     const capabilities = (await registry.programmingModel?.getCapabilities?.({})) ?? {};
 

@@ -58,8 +58,8 @@ describe('keys', () => {
   });
 
   it('requires the master key for authLevel admin', async () => {
-    expect((await get(`/api/admin-only?code=${secrets.functionKey}`)).status).toBe(401);
-    expect((await get(`/api/admin-only?code=${secrets.masterKey}`)).status).toBe(200);
+    expect((await get(`/api/master-only?code=${secrets.functionKey}`)).status).toBe(401);
+    expect((await get(`/api/master-only?code=${secrets.masterKey}`)).status).toBe(200);
   });
 
   it('sets and renews keys through the actions; old values stop working', async () => {

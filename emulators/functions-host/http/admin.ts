@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { hostname } from 'node:os';
 import { readBody, sendJson } from '../../core/http.ts';
 import type { RegisteredFunction } from '../core-api.ts';
-import { type Host, type TriggerKind, triggerOf } from '../host.ts';
+import { type Host, isDisabled, type TriggerKind, triggerOf } from '../host.ts';
 import { httpRoutes, invokeUrl, presentedKey } from './functions.ts';
 
 const ADMIN_BODY_LIMIT = 10 * 1024 * 1024;
@@ -23,7 +23,7 @@ function metadata(host: Host, fn: RegisteredFunction, routes: ReturnType<typeof 
     },
     files: null,
     test_data: null,
-    isDisabled: false,
+    isDisabled: isDisabled(host.settings, fn),
     isDirect: false,
     isProxy: false,
   };

@@ -14,7 +14,7 @@ app.http('hello', {
 });
 
 app.http('keyed', { authLevel: 'function', handler: async () => ({ jsonBody: { ok: true } }) });
-app.http('adminOnly', { authLevel: 'admin', route: 'admin-only', handler: async () => ({ body: 'admin' }) });
+app.http('adminOnly', { authLevel: 'admin', route: 'master-only', handler: async () => ({ body: 'admin' }) });
 
 app.http('products', {
   route: 'products/{category:alpha}/{id:int?}',

@@ -1,0 +1,116 @@
+/** host.json's version and functionTimeout bounds, and the functions the runtime puts in error at start. */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testContext, testDataDir } from '../core/testing.ts';
+import type { ComponentUnderTest } from '../stack/test-support.ts';
+import { startComponent } from '../stack/test-support.ts';
+import { loadHostConfig } from './config.ts';
+import { appPath } from './test/helpers.ts';
+
+const data = testDataDir();
+let host: ComponentUnderTest;
+let base: string;
+let masterKey: string;
+
+beforeAll(async () => {
+  host = await startComponent(
+    'functions',
+    {
+      port: 0,
+      appDir: appPath('app-errors'),
+      settings: { AzureWebJobsSecretStorageType: 'files', 'AzureWebJobs.off.Disabled': 'True' },
+    },
+    data.dir,
+  );
+  base = host.endpoints.baseUrl as string;
+  masterKey = (await testContext(data.dir)).secrets.masterKey;
+});
+
+afterAll(async () => {
+  await host?.stop();
+  data.remove();
+});
+
+function hostJson(text: string): string {
+  const dir = join(data.dir, `app-${Math.random().toString(36).slice(2)}`);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'host.json'), text);
+  return dir;
+}
+
+describe('host.json', () => {
+  it("refuses a host.json without 'version' as the runtime does, and takes an empty one", () => {
+    expect(() => loadHostConfig(hostJson('{"functionTimeout": "00:01:00"}'))).toThrow(
+      "The host.json file is missing the required 'version' property. See https://aka.ms/functions-hostjson for steps to migrate the configuration file.",
+    );
+    expect(loadHostConfig(hostJson('{}')).routePrefix).toBe('api');
+  });
+
+  it("refuses another 'version' with the runtime's words", () => {
+    expect(() => loadHostConfig(hostJson('{"version": "3.0"}'))).toThrow(
+      "'3.0' is an invalid value for host.json 'version' property. We recommend you set the 'version' property to '2.0'. This does not correspond to the function runtime version, only to the schema version of the host.json file. See https://aka.ms/functions-hostjson for more information on this configuration file.",
+    );
+  });
+
+  it('refuses a functionTimeout under one second, as the runtime does on every plan', () => {
+    for (const timeout of ['00:00:00', '00:00:00.5']) {
+      expect(() => loadHostConfig(hostJson(`{"version": "2.0", "functionTimeout": "${timeout}"}`))).toThrow(
+        'FunctionTimeout must be greater than 00:00:01 and less than 10675199.02:48:05.4775807.',
+      );
+    }
+    expect(
+      loadHostConfig(hostJson('{"version": "2.0", "functionTimeout": "00:00:01"}')).functionTimeoutMs,
+    ).toBe(1000);
+    expect(loadHostConfig(hostJson('{"version": "2.0", "functionTimeout": "-1"}')).functionTimeoutMs).toBe(
+      undefined,
+    );
+  });
+});
+
+describe('functions in error', () => {
+  it('logs each as the runtime does and leaves it out', async () => {
+    const errors = host.output.filter((line) => line.includes('function is in error'));
+    expect(errors).toEqual([
+      "The 'bad name' function is in error: 'bad name' is not a valid function name.",
+      "The 'host' function is in error: 'host' is not a valid function name.",
+      "The '1st' function is in error: '1st' is not a valid function name.",
+      "The 'adminRoute' function is in error: The specified route conflicts with one or more built in routes.",
+      "The 'runtimeRoute' function is in error: The specified route conflicts with one or more built in routes.",
+      "The 'second' function is in error: The route specified conflicts with the route defined by function 'first'.",
+    ]);
+    for (const path of [
+      '/api/bad-name',
+      '/api/host-route',
+      '/api/first',
+      '/api/admin/things',
+      '/api/Runtime/x',
+    ]) {
+      expect((await fetch(`${base}${path}`)).status, path).toBe(404);
+    }
+    const names = (
+      (await (await fetch(`${base}/admin/functions?code=${masterKey}`)).json()) as { name: string }[]
+    )
+      .map((fn) => fn.name)
+      .sort();
+    expect(names).toEqual(['first', 'off', 'ok_2-b', 'third']);
+  });
+
+  it('runs the others: the first of two conflicting routes, one with no method in common, valid names', async () => {
+    const put = await fetch(`${base}/api/same`, { method: 'PUT' });
+    expect(put.status).toBe(404);
+    expect(await (await fetch(`${base}/api/same`, { method: 'POST' })).text()).toBe('first');
+    expect(await (await fetch(`${base}/api/same`, { method: 'DELETE' })).text()).toBe('third');
+    expect(await (await fetch(`${base}/api/ok_2-b`)).text()).toBe('ok_2-b');
+  });
+
+  it('reports a disabled function as disabled in the admin API', async () => {
+    const metadata = async (name: string) =>
+      (await (await fetch(`${base}/admin/functions/${name}?code=${masterKey}`)).json()) as {
+        isDisabled: boolean;
+      };
+    expect((await metadata('off')).isDisabled).toBe(true);
+    expect((await metadata('first')).isDisabled).toBe(false);
+    expect((await fetch(`${base}/api/off`)).status).toBe(404);
+  });
+});
