@@ -217,6 +217,30 @@ describe('failures and logs', () => {
     expect((await get('/api/hello')).status).toBe(200);
   });
 
+  it('logs a thrown value that is no Error as the Node worker reports it: its JSON, with a stack', async () => {
+    const exceptions = () =>
+      readLog(logFile).filter(
+        (entry) =>
+          entry.function === 'failWithValue' &&
+          entry.message.startsWith('Exception while executing function'),
+      );
+    const exception = async (value: unknown) => {
+      const before = exceptions().length;
+      const response = await get(`/api/failWithValue?value=${encodeURIComponent(JSON.stringify(value))}`);
+      expect(response.status).toBe(500);
+      const line = await waitFor('the exception in the log', () => exceptions()[before]);
+      return line.message.split('\n').slice(0, 3);
+    };
+    const [, object, objectStack] = await exception({ code: 42 });
+    expect(object).toBe('Exception: {"code":42}');
+    expect(objectStack).toBe('Stack: Error: {"code":42}');
+    expect((await exception('plain text')).slice(1)).toEqual([
+      'Exception: plain text',
+      'Stack: Error: plain text',
+    ]);
+    expect((await exception(7))[1]).toBe('Exception: 7');
+  });
+
   it('cancels a function past functionTimeout (host.json: 2 s), answers 500 and keeps serving', async () => {
     const started = Date.now();
     const response = await get('/api/slow');

@@ -53,6 +53,28 @@ export type InputReader = (
 class FunctionTimeoutError extends Error {}
 
 /**
+ * What the Node worker reports for a thrown value (its `ensureErrorType`): an Error as it is; anything
+ * else becomes an Error whose message is the text (`'Unknown error'` for null/undefined, a string as
+ * is, an object as JSON, the rest through String), so `throw { code: 42 }` reads `{"code":42}`, with
+ * a stack of its own. (A handler that throws null or undefined has not failed, as in the worker.)
+ */
+export function asError(thrown: unknown): Error {
+  if (thrown instanceof Error) return thrown;
+  let message: string;
+  if (thrown === undefined || thrown === null) message = 'Unknown error';
+  else if (typeof thrown === 'string') message = thrown;
+  else if (typeof thrown === 'object') {
+    // The worker's JSON.stringify would throw on a cycle; this host must not, so such a value reads as String's.
+    try {
+      message = JSON.stringify(thrown) ?? String(thrown);
+    } catch {
+      message = String(thrown);
+    }
+  } else message = String(thrown);
+  return new Error(message);
+}
+
+/**
  * How long a function past functionTimeout may take to finish before its worker is restarted: the
  * runtime's grace (TimeoutAttribute.GracePeriod, 2 s) before the timeout is thrown, then as long again
  * while the host's timeout handler waits for the invocation.
@@ -135,11 +157,11 @@ export class Invoker {
         `Executed 'Functions.${fn.name}' (Failed, Id=${invocationId}, Duration=${this.#since(started)}ms)`,
       );
       if (!timedOut) {
-        const { message, stack } =
-          error instanceof Error ? error : { message: String(error), stack: undefined };
+        const { message, stack } = asError(error);
+        // The runtime's RpcException text: `Result: …\nException: …\nStack: …` (an absent stack is empty).
         say(
           'error',
-          `Exception while executing function: Functions.${fn.name}. Result: Failure\nException: ${message}\nStack: ${stack ?? '(none)'}`,
+          `Exception while executing function: Functions.${fn.name}. Result: Failure\nException: ${message}\nStack: ${stack ?? ''}`,
         );
       }
       return { invocationId, succeeded: false, timedOut };

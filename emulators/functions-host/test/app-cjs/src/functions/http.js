@@ -85,6 +85,13 @@ app.http('fail', {
   },
 });
 
+/** Throws what `?value=` holds as JSON, not an Error: the log reads it as the Node worker does. */
+app.http('failWithValue', {
+  handler: async (request) => {
+    throw JSON.parse(request.query.get('value'));
+  },
+});
+
 app.http('slow', {
   handler: () => new Promise((resolve) => setTimeout(() => resolve({ body: 'late' }), 4000)),
 });
