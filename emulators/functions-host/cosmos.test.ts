@@ -61,6 +61,16 @@ describe('Cosmos DB trigger', () => {
     expect(executing?.message).toMatch(/Reason='New changes on container Tasks at \d{4}-/);
   });
 
+  it("moves its lease past a batch whose run failed, with the extension's warning: no retry", async () => {
+    const warning = 'Lease 0 encountered an unhandled user exception during processing.';
+    await tasks.items.create({ id: 'f', Title: 'Fails' });
+    await waitFor('the warning', () => readLog(logFile).some((e) => e.message === warning), 10_000);
+    await tasks.items.create({ id: 'g', Title: 'G' });
+    await waitFor('the next change', () => changed('g', 'G').length === 1);
+    expect(changed('f', 'Fails')).toHaveLength(1);
+    expect(readLog(logFile).find((e) => e.message === warning)?.level).toBe('warning');
+  });
+
   it('creates the lease container and keeps one lease per partition key range', async () => {
     const { resources } = await client.database('TasksDB').container('leases').items.readAll().fetchAll();
     expect(resources).toHaveLength(1);

@@ -128,10 +128,16 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
         continue;
       }
       const reason = `New changes on container ${monitored.id} at ${host.clock.date().toISOString()}`;
-      await host.invoker.invoke(fn, {
+      const outcome = await host.invoker.invoke(fn, {
         inputData: [{ name: trigger.name, data: { json: JSON.stringify(page.result) } }],
         reason,
       });
+      // The extension's health monitor says so (CosmosDBTriggerHealthMonitor.OnErrorAsync), and moves on.
+      if (!outcome.succeeded)
+        host.logs.host(
+          'warning',
+          `Lease ${lease.LeaseToken} encountered an unhandled user exception during processing.`,
+        );
       // Advanced in memory first: if saving it fails, the retry saves it rather than run the batch again.
       lease.ContinuationToken = page.continuationToken;
       lease.timestamp = host.clock.date().toISOString();

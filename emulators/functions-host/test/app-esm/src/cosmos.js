@@ -10,6 +10,7 @@ app.cosmosDB('onTaskChange', {
   feedPollDelay: 200,
   handler: (documents, context) => {
     for (const document of documents) context.log(`changed ${document.id} ${document.Title}`);
+    if (documents.some((document) => document.Title === 'Fails')) throw new Error('a batch that fails');
   },
 });
 
