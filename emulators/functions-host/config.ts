@@ -21,11 +21,37 @@ const hostJsonSchema = z.looseObject({
           maxEventBatchSize: z.number().int().positive().optional(),
           maxBatchSize: z.number().int().positive().optional(),
           batchCheckpointFrequency: z.number().int().positive().optional(),
+          initialOffsetOptions: z
+            .looseObject({ type: z.string().optional(), enqueuedTimeUtc: z.string().optional() })
+            .optional(),
         })
         .optional(),
     })
     .optional(),
 });
+
+/**
+ * Where a partition without a checkpoint starts (`extensions.eventHubs.initialOffsetOptions`): the
+ * extension's OffsetType, FromStart by default; a time for FromEnqueuedTime.
+ */
+export type InitialOffset = { from: 'start' } | { from: 'end' } | { from: 'time'; enqueuedOn: Date };
+
+function initialOffset(options: { type?: string; enqueuedTimeUtc?: string } | undefined): InitialOffset {
+  // .NET's configuration binder reads an enum's name in any case.
+  const type = (options?.type ?? 'FromStart').toLowerCase();
+  if (type === 'fromstart') return { from: 'start' };
+  if (type === 'fromend') return { from: 'end' };
+  if (type !== 'fromenqueuedtime')
+    throw new Error(
+      `host.json: extensions.eventHubs.initialOffsetOptions.type must be FromStart, FromEnd or FromEnqueuedTime, not '${options?.type}'`,
+    );
+  const enqueuedOn = new Date(options?.enqueuedTimeUtc ?? Number.NaN);
+  if (Number.isNaN(enqueuedOn.getTime()))
+    throw new Error(
+      `host.json: extensions.eventHubs.initialOffsetOptions.enqueuedTimeUtc must be a time for FromEnqueuedTime, not '${options?.enqueuedTimeUtc ?? ''}'`,
+    );
+  return { from: 'time', enqueuedOn };
+}
 
 export interface HostConfig {
   routePrefix: string;
@@ -35,7 +61,7 @@ export interface HostConfig {
   logLevels: Record<string, HostLogLevel>;
   /** Failed tries before a blob goes to the poison store (`extensions.queues.maxDequeueCount`). */
   maxDequeueCount: number;
-  eventHubs: { maxBatchSize: number; checkpointFrequency: number };
+  eventHubs: { maxBatchSize: number; checkpointFrequency: number; initialOffset: InitialOffset };
   /**
    * local.settings.json `Host.MaxRequestBodySize`: the app promises that none of its HTTP functions
    * accepts a larger body, so the host reads no more than this + 1 byte (see http/body.ts).
@@ -118,6 +144,7 @@ export function loadHostConfig(appDir: string): HostConfig {
     eventHubs: {
       maxBatchSize: eventHubs?.maxEventBatchSize ?? eventHubs?.maxBatchSize ?? 100,
       checkpointFrequency: eventHubs?.batchCheckpointFrequency ?? 1,
+      initialOffset: initialOffset(eventHubs?.initialOffsetOptions),
     },
     maxRequestBodySize: readLocalSettings(appDir).Host?.MaxRequestBodySize,
   };

@@ -68,6 +68,32 @@ describe('host.json', () => {
   });
 });
 
+describe('host.json extensions.eventHubs.initialOffsetOptions', () => {
+  const offsetOf = (options: string) =>
+    loadHostConfig(
+      hostJson(`{"version": "2.0", "extensions": {"eventHubs": {"initialOffsetOptions": ${options}}}}`),
+    ).eventHubs.initialOffset;
+
+  it('reads the OffsetType in any case, FromStart by default', () => {
+    expect(loadHostConfig(hostJson('{"version": "2.0"}')).eventHubs.initialOffset).toEqual({ from: 'start' });
+    expect(offsetOf('{"type": "fromEnd"}')).toEqual({ from: 'end' });
+    expect(offsetOf('{"type": "FromStart"}')).toEqual({ from: 'start' });
+    expect(offsetOf('{"type": "FromEnqueuedTime", "enqueuedTimeUtc": "2026-11-26T10:00:00Z"}')).toEqual({
+      from: 'time',
+      enqueuedOn: new Date('2026-11-26T10:00:00Z'),
+    });
+  });
+
+  it('refuses an unknown type, and FromEnqueuedTime without a time', () => {
+    expect(() => offsetOf('{"type": "fromMiddle"}')).toThrow(
+      "host.json: extensions.eventHubs.initialOffsetOptions.type must be FromStart, FromEnd or FromEnqueuedTime, not 'fromMiddle'",
+    );
+    expect(() => offsetOf('{"type": "fromEnqueuedTime"}')).toThrow(
+      "host.json: extensions.eventHubs.initialOffsetOptions.enqueuedTimeUtc must be a time for FromEnqueuedTime, not ''",
+    );
+  });
+});
+
 describe('functions in error', () => {
   it('logs each as the runtime does and leaves it out', async () => {
     const errors = host.output.filter((line) => line.includes('function is in error'));

@@ -187,7 +187,15 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
       host.logs.host('warning', `Event Hubs 'Functions.${fn.name}' checkpoint store: ${error.message}`),
     up: () => host.logs.host('information', `Event Hubs 'Functions.${fn.name}' checkpoints saved again`),
   });
-  const { earliestEventPosition: startPosition } = await sdk();
+  const { earliestEventPosition, latestEventPosition } = await sdk();
+  // Only where a partition has no checkpoint yet: the processor resumes after a checkpoint.
+  const offset = host.config.eventHubs.initialOffset;
+  const startPosition =
+    offset.from === 'end'
+      ? latestEventPosition
+      : offset.from === 'time'
+        ? { enqueuedOn: offset.enqueuedOn }
+        : earliestEventPosition;
   const stopping = new AbortController();
   let restarting: Promise<void> | undefined;
   const subscribe = () =>

@@ -1,0 +1,75 @@
+/**
+ * The Event Hubs trigger's host.json `initialOffsetOptions`: a partition without a checkpoint starts where
+ * it says (here FromEnd), not at its first event.
+ */
+import { cpSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { EventHubProducerClient } from '@azure/event-hubs';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { repositoryRoot } from '../core/apps.ts';
+import { testDataDir, waitFor } from '../core/testing.ts';
+import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
+import { appPath, readLog } from './test/helpers.ts';
+
+const data = testDataDir();
+const logFile = join(data.dir, 'logs', 'functions.jsonl');
+let blob: ComponentUnderTest;
+let eventHubs: ComponentUnderTest;
+let host: ComponentUnderTest | undefined;
+let producer: EventHubProducerClient;
+
+const messages = (text: string) => readLog(logFile).filter((e) => e.message.startsWith(`message "${text}"`));
+
+beforeAll(async () => {
+  blob = await startComponent('blob', { port: 0 }, data.dir);
+  eventHubs = await startComponent('eventhubs', { port: 0 }, data.dir);
+  producer = new EventHubProducerClient(eventHubs.endpoints.connectionString as string, 'taskevents');
+});
+
+afterAll(async () => {
+  await producer?.close();
+  await host?.stop();
+  await eventHubs?.stop();
+  await blob?.stop();
+  data.remove();
+});
+
+it('starts a partition without a checkpoint at its end with FromEnd: an event sent before is not run', async () => {
+  await producer.sendBatch([{ body: 'before' }], { partitionId: '0' });
+  // The test app, with FromEnd, beside the project's packages.
+  const appDir = join(data.dir, 'app-from-end');
+  cpSync(appPath('app-esm'), appDir, { recursive: true });
+  symlinkSync(join(repositoryRoot, 'node_modules'), join(appDir, 'node_modules'));
+  writeFileSync(
+    join(appDir, 'host.json'),
+    JSON.stringify({
+      version: '2.0',
+      extensions: { http: { routePrefix: '' }, eventHubs: { initialOffsetOptions: { type: 'FromEnd' } } },
+    }),
+  );
+  host = await startComponent(
+    'functions',
+    {
+      port: 0,
+      appDir,
+      logFile,
+      settings: {
+        AzureWebJobsStorage: blob.endpoints.connectionString as string,
+        StreamHubConnection: eventHubs.endpoints.connectionString as string,
+        OneConsumerGroup: '$Default',
+        'AzureWebJobs.oneAtATime.Disabled': 'true',
+      },
+    },
+    data.dir,
+  );
+  // Events sent before the partition's receiver opens are behind its end too: one a second until one runs.
+  let sent = 0;
+  await waitFor(
+    'an event sent after the receiver opened',
+    () => readLog(logFile).some((e) => e.message.startsWith('message "after-')),
+    30_000,
+    () => producer.sendBatch([{ body: `after-${++sent}` }], { partitionId: '0' }),
+  );
+  // From the start, the partition's first event would have run first.
+  expect(messages('before')).toEqual([]);
+});
