@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { repositoryRoot } from '../core/apps.ts';
 import { testDataDir, waitFor } from '../core/testing.ts';
 import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
-import { appPath, readLog } from './test/helpers.ts';
+import { appPath, eventsLogged, readLog, startEsmHostOnEventHubs } from './test/helpers.ts';
 
 const data = testDataDir();
 const logFile = join(data.dir, 'logs', 'functions.jsonl');
@@ -17,8 +17,6 @@ let blob: ComponentUnderTest;
 let eventHubs: ComponentUnderTest;
 let host: ComponentUnderTest | undefined;
 let producer: EventHubProducerClient;
-
-const messages = (text: string) => readLog(logFile).filter((e) => e.message.startsWith(`message "${text}"`));
 
 beforeAll(async () => {
   blob = await startComponent('blob', { port: 0 }, data.dir);
@@ -47,21 +45,7 @@ it('starts a partition without a checkpoint at its end with FromEnd: an event se
       extensions: { http: { routePrefix: '' }, eventHubs: { initialOffsetOptions: { type: 'FromEnd' } } },
     }),
   );
-  host = await startComponent(
-    'functions',
-    {
-      port: 0,
-      appDir,
-      logFile,
-      settings: {
-        AzureWebJobsStorage: blob.endpoints.connectionString as string,
-        StreamHubConnection: eventHubs.endpoints.connectionString as string,
-        OneConsumerGroup: '$Default',
-        'AzureWebJobs.oneAtATime.Disabled': 'true',
-      },
-    },
-    data.dir,
-  );
+  host = await startEsmHostOnEventHubs({ blob, eventHubs }, data.dir, logFile, 'oneAtATime', appDir);
   // Events sent before the partition's receiver opens are behind its end too: one a second until one runs.
   let sent = 0;
   await waitFor(
@@ -71,5 +55,5 @@ it('starts a partition without a checkpoint at its end with FromEnd: an event se
     () => producer.sendBatch([{ body: `after-${++sent}` }], { partitionId: '0' }),
   );
   // From the start, the partition's first event would have run first.
-  expect(messages('before')).toEqual([]);
+  expect(eventsLogged(logFile, 'before')).toEqual([]);
 });

@@ -9,7 +9,7 @@ import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDataDir, waitFor } from '../core/testing.ts';
 import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
-import { appPath, readLog } from './test/helpers.ts';
+import { eventsLogged, readLog, startEsmHostOnEventHubs } from './test/helpers.ts';
 
 const data = testDataDir();
 const logFile = join(data.dir, 'logs', 'functions.jsonl');
@@ -19,26 +19,11 @@ let host: ComponentUnderTest | undefined;
 let producer: EventHubProducerClient;
 let storage: BlobServiceClient;
 
-const messages = (text: string) => readLog(logFile).filter((e) => e.message.startsWith(`message "${text}"`));
+const messages = (text: string) => eventsLogged(logFile, text);
 
 async function startHost(disabled: string) {
   await host?.stop();
-  host = await startComponent(
-    'functions',
-    {
-      port: 0,
-      appDir: appPath('app-esm'),
-      logFile,
-      settings: {
-        AzureWebJobsStorage: blob.endpoints.connectionString as string,
-        StreamHubConnection: eventHubs.endpoints.connectionString as string,
-        OneConsumerGroup: '$Default',
-        // Both functions read the one consumer group the Basic tier offers: run one at a time.
-        [`AzureWebJobs.${disabled}.Disabled`]: 'true',
-      },
-    },
-    data.dir,
-  );
+  host = await startEsmHostOnEventHubs({ blob, eventHubs }, data.dir, logFile, disabled);
 }
 
 beforeAll(async () => {

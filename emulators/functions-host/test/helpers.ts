@@ -5,7 +5,9 @@ import { type ComponentUnderTest, startComponent } from '../../stack/test-suppor
 
 export const appPath = (name: string) => fileURLToPath(new URL(`./${name}/`, import.meta.url));
 
-export { readLogFile as readLog } from '../logs.ts';
+import { readLogFile } from '../logs.ts';
+
+export { readLogFile as readLog };
 
 /**
  * The CommonJS test app in a host of its own, keys in files (these suites run without storage; the
@@ -27,6 +29,38 @@ export function startCjsHost(dataDir: string, logFile: string): Promise<Componen
     dataDir,
   );
 }
+
+/**
+ * The ES module test app's Event Hubs functions on the stack's blob storage and Event Hubs: both read the
+ * one consumer group the Basic tier offers, so `disabled` names the one that does not run.
+ */
+export function startEsmHostOnEventHubs(
+  stores: { blob: ComponentUnderTest; eventHubs: ComponentUnderTest },
+  dataDir: string,
+  logFile: string,
+  disabled: string,
+  appDir = appPath('app-esm'),
+): Promise<ComponentUnderTest> {
+  return startComponent(
+    'functions',
+    {
+      port: 0,
+      appDir,
+      logFile,
+      settings: {
+        AzureWebJobsStorage: stores.blob.endpoints.connectionString as string,
+        StreamHubConnection: stores.eventHubs.endpoints.connectionString as string,
+        OneConsumerGroup: '$Default',
+        [`AzureWebJobs.${disabled}.Disabled`]: 'true',
+      },
+    },
+    dataDir,
+  );
+}
+
+/** The events the ES module test app's Event Hubs functions logged with body `text`. */
+export const eventsLogged = (logFile: string, text: string) =>
+  readLogFile(logFile).filter((e) => e.message.startsWith(`message "${text}"`));
 
 /** The host id the running host reports (`GET /admin/host/status`, master key). */
 export async function hostIdOf(host: ComponentUnderTest, masterKey: string): Promise<string> {
