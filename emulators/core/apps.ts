@@ -28,6 +28,15 @@ const appSchema = z.object({
 });
 export type AppDeclaration = z.infer<typeof appSchema>;
 
+/**
+ * The App Service plan each kind runs on in Azure (the template's), whose tier App Service gives the app
+ * as WEBSITE_SKU: the Functions runtime bounds functionTimeout by it.
+ */
+export const hostingPlan = {
+  functionapp: { name: 'Y1', tier: 'Dynamic' },
+  webapp: { name: 'B1', tier: 'Basic' },
+} as const satisfies Record<AppDeclaration['kind'], { name: string; tier: string }>;
+
 const appName = z.string().regex(/^[a-z][a-z0-9-]*$/, 'app names are lower case letters, digits and -');
 export const appsSchema = z.object({ apps: z.record(appName, appSchema) });
 export type Apps = z.infer<typeof appsSchema>['apps'];

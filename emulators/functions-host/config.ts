@@ -69,8 +69,22 @@ export interface HostConfig {
   maxRequestBodySize: number | undefined;
 }
 
-/** Core Tools' default for a local host: the Consumption plan limit. */
-const DEFAULT_TIMEOUT_MS = 5 * 60_000;
+/**
+ * functionTimeout's bounds by plan (ScriptJobHostOptionsSetup): on Consumption (WEBSITE_SKU Dynamic)
+ * 5 min by default and at most 10, so `-1` (TimeSpan -1 day) is refused; on other plans 30 min by
+ * default, unbounded, and `-1` means none.
+ */
+function timeoutBounds(sku: string | undefined) {
+  const consumption = sku?.toLowerCase() === 'dynamic';
+  return consumption
+    ? { defaultMs: 5 * 60_000, maxMs: 10 * 60_000, max: '00:10:00', unbounded: false }
+    : {
+        defaultMs: 30 * 60_000,
+        maxMs: Number.POSITIVE_INFINITY,
+        max: '10675199.02:48:05.4775807',
+        unbounded: true,
+      };
+}
 
 /** Parses `[d.]hh:mm:ss[.fff]`, the TimeSpan form host.json and timer schedules use. */
 export function parseTimeSpan(text: string): number | undefined {
@@ -106,7 +120,8 @@ function checkVersion(host: Record<string, unknown>): void {
     );
 }
 
-export function loadHostConfig(appDir: string): HostConfig {
+/** `sku`: the app's WEBSITE_SKU, which App Service sets from its plan. */
+export function loadHostConfig(appDir: string, sku?: string): HostConfig {
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(join(appDir, 'host.json'), 'utf8'));
@@ -118,16 +133,16 @@ export function loadHostConfig(appDir: string): HostConfig {
   if (!parsed.success) throw new Error(`host.json: ${z.prettifyError(parsed.error)}`);
   const host = parsed.data;
   checkVersion(host);
-  let functionTimeoutMs: number | undefined = DEFAULT_TIMEOUT_MS;
-  if (host.functionTimeout === '-1') functionTimeoutMs = undefined;
+  const bounds = timeoutBounds(sku);
+  let functionTimeoutMs: number | undefined = bounds.defaultMs;
+  if (host.functionTimeout === '-1' && bounds.unbounded) functionTimeoutMs = undefined;
   else if (host.functionTimeout !== undefined) {
-    functionTimeoutMs = parseTimeSpan(host.functionTimeout);
+    functionTimeoutMs = host.functionTimeout === '-1' ? -86_400_000 : parseTimeSpan(host.functionTimeout);
     if (functionTimeoutMs === undefined)
       throw new Error(`host.json: functionTimeout "${host.functionTimeout}" is not hh:mm:ss`);
-    // The runtime's bounds outside the Consumption plan (ScriptJobHostOptionsSetup.ValidateTimeoutValue).
-    if (functionTimeoutMs < 1000)
+    if (functionTimeoutMs < 1000 || functionTimeoutMs > bounds.maxMs)
       throw new Error(
-        'host.json: FunctionTimeout must be greater than 00:00:01 and less than 10675199.02:48:05.4775807.',
+        `host.json: FunctionTimeout must be greater than 00:00:01 and less than ${bounds.max}.`,
       );
   }
   const eventHubs = host.extensions?.eventHubs;

@@ -47,11 +47,13 @@ const keyTarget = z.object({
  * alone, so a prepared process does this while the services the app uses start (Emulator.load); what
  * the app's registrations log meanwhile is kept until the host's log exists.
  */
-async function loadFunctionApp(options: { appDir: string; settings: Record<string, string> }) {
+async function loadFunctionApp(options: { appDir: string; settings: Record<string, string>; sku?: string }) {
   const began = performance.now();
   const appDir = resolve(options.appDir);
-  // The app reads its settings from process.env, as in Azure; it runs in this very process.
+  // The app reads its settings from process.env, as in Azure; it runs in this very process. App Service
+  // adds its plan's tier to them.
   Object.assign(process.env, resolveAppSettings(appDir, options.settings));
+  if (options.sku) process.env.WEBSITE_SKU = options.sku;
   const early: [LogLevel, string][] = [];
   let systemLog = (level: LogLevel, message: string) => {
     early.push([level, message]);
@@ -78,6 +80,8 @@ export default defineEmulator({
     appDir: z.string().min(1),
     settings: z.record(z.string(), z.string()).default({}),
     logFile: z.string().optional(),
+    /** The tier of the app's App Service plan (`Dynamic`: Consumption), given to it as WEBSITE_SKU. */
+    sku: z.string().optional(),
     /** Blob endpoints (as connection strings give them) → their blob events stream (blob/blob-events.cjs). */
     blobEvents: z.record(z.string(), z.string()).default({}),
   }),
@@ -86,7 +90,7 @@ export default defineEmulator({
     const began = performance.now();
     const { appDir, registry, files } = loaded;
     const settings = process.env;
-    const config = loadHostConfig(appDir);
+    const config = loadHostConfig(appDir, settings.WEBSITE_SKU);
     const logs = new FunctionLogs({
       clock: context.clock,
       print: context.log,

@@ -1,7 +1,8 @@
 /** host.json's version and functionTimeout bounds, and the functions the runtime puts in error at start. */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { repositoryRoot } from '../core/apps.ts';
 import { testContext, testDataDir } from '../core/testing.ts';
 import type { ComponentUnderTest } from '../stack/test-support.ts';
 import { startComponent } from '../stack/test-support.ts';
@@ -62,9 +63,36 @@ describe('host.json', () => {
     expect(
       loadHostConfig(hostJson('{"version": "2.0", "functionTimeout": "00:00:01"}')).functionTimeoutMs,
     ).toBe(1000);
-    expect(loadHostConfig(hostJson('{"version": "2.0", "functionTimeout": "-1"}')).functionTimeoutMs).toBe(
-      undefined,
+  });
+
+  it('bounds functionTimeout by the plan: Consumption (WEBSITE_SKU Dynamic) 5 min by default, at most 10, no -1', () => {
+    const timeoutOf = (json: string, sku?: string) => loadHostConfig(hostJson(json), sku).functionTimeoutMs;
+    expect(timeoutOf('{"version": "2.0"}', 'Dynamic')).toBe(5 * 60_000);
+    expect(timeoutOf('{"version": "2.0", "functionTimeout": "00:10:00"}', 'dynamic')).toBe(10 * 60_000);
+    for (const timeout of ['00:10:01', '-1', '01:00:00'])
+      expect(() => timeoutOf(`{"version": "2.0", "functionTimeout": "${timeout}"}`, 'Dynamic')).toThrow(
+        'host.json: FunctionTimeout must be greater than 00:00:01 and less than 00:10:00.',
+      );
+    // Other plans (and none given, as with Core Tools): 30 min by default, -1 for no limit.
+    expect(timeoutOf('{"version": "2.0"}', 'Basic')).toBe(30 * 60_000);
+    expect(timeoutOf('{"version": "2.0"}')).toBe(30 * 60_000);
+    expect(timeoutOf('{"version": "2.0", "functionTimeout": "-1"}', 'ElasticPremium')).toBe(undefined);
+    expect(timeoutOf('{"version": "2.0", "functionTimeout": "1.00:00:00"}')).toBe(86_400_000);
+  });
+});
+
+describe('the plan the host is told (sku)', () => {
+  it('is WEBSITE_SKU for the app, and on Consumption a host.json with "functionTimeout": "-1" stops the start', async () => {
+    const appDir = join(data.dir, 'app-unbounded');
+    cpSync(appPath('app-timeout'), appDir, { recursive: true });
+    symlinkSync(join(repositoryRoot, 'node_modules'), join(appDir, 'node_modules'));
+    writeFileSync(join(appDir, 'host.json'), '{ "version": "2.0", "functionTimeout": "-1" }');
+    const options = { port: 0, appDir, settings: { AzureWebJobsSecretStorageType: 'files' } };
+    await expect(startComponent('functions', { ...options, sku: 'Dynamic' }, data.dir)).rejects.toThrow(
+      'host.json: FunctionTimeout must be greater than 00:00:01 and less than 00:10:00.',
     );
+    const premium = await startComponent('functions', { ...options, sku: 'ElasticPremium' }, data.dir);
+    await premium.stop();
   });
 });
 

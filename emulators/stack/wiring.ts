@@ -1,6 +1,13 @@
 import { join } from 'node:path';
 import { ACCOUNT, blobConnectionString, blobEventsUrl } from '../blob/azurite.ts';
-import { type Apps, appIdentity, repositoryRoot, resolveSettings, settingReference } from '../core/apps.ts';
+import {
+  type Apps,
+  appIdentity,
+  hostingPlan,
+  repositoryRoot,
+  resolveSettings,
+  settingReference,
+} from '../core/apps.ts';
 import { type SharedSecrets, sessionSecret } from '../core/secrets.ts';
 import type { Topology } from '../core/topology.ts';
 import { type EmulatorName, hostOfKind, type ServiceName } from '../registry.ts';
@@ -117,6 +124,8 @@ export function wire(
             appDir,
             settings,
             logFile: join(dataDir, 'logs', `${name}.jsonl`),
+            // The template's plan for it, which the host tells the app as App Service does (WEBSITE_SKU).
+            sku: hostingPlan[app.kind].tier,
             // The blob trigger hears of new blobs from the store at once rather than by its next sweep.
             blobEvents: { [blob]: blobEventsUrl(blob) },
           }

@@ -5,7 +5,7 @@
  * vault secrets are secure parameters or derived from the resources themselves (listKeys), and app
  * settings that name a vault secret are Key Vault references.
  */
-import { type Apps, settingReference } from '../../emulators/core/apps.ts';
+import { type Apps, hostingPlan, settingReference } from '../../emulators/core/apps.ts';
 import type { Topology } from '../../emulators/core/topology.ts';
 import { apimResources } from './apim.ts';
 
@@ -432,7 +432,7 @@ export function armTemplate(topology: Topology, apps: Apps) {
     name: name.plan(kind),
     location: "[parameters('location')]",
     kind: 'linux',
-    sku: kind === 'functionapp' ? { name: 'Y1', tier: 'Dynamic' } : { name: 'B1', tier: 'Basic' },
+    sku: { ...hostingPlan[kind] },
     properties: { reserved: true },
   }));
   const sites = Object.entries(apps).map(([app, declaration]) => {

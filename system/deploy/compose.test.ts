@@ -55,6 +55,10 @@ describe('docker-compose.yml', () => {
       const names = Object.keys((plan?.options as { settings: Record<string, string> }).settings);
       expect(Object.keys(settings).sort(), app).toEqual(names.sort());
     }
+    // The embedded function app is told the template's plan, Consumption (WEBSITE_SKU); compose's
+    // containers are not (Microsoft's image runs as a dedicated host).
+    const functions = embedded.components.find((component) => component.name === 'functions');
+    expect((functions?.options as { sku?: string }).sku).toBe('Dynamic');
     // …and those settings are what the file's containers get.
     const services = committed().services as Record<string, Service>;
     for (const [app, settings] of Object.entries(compose))
