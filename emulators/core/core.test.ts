@@ -198,6 +198,29 @@ describe('keys per data directory', () => {
     expect(given.encryptionKey).toBe('my own key');
     expect({ ...given, encryptionKey: generated.encryptionKey }).toEqual(generated);
   });
+
+  it('name the keys a damaged keys.json lacked, which they made anew; none on a first start', async () => {
+    const dir = freshDir();
+    const first = openSecrets(dir, topology);
+    expect(first.renewed).toEqual([]);
+    const { encryptionKey, cosmosKey, ...kept } = { ...first.secrets, signingKey: await first.signingKey };
+    writeFileSync(join(dir, 'keys.json'), JSON.stringify(kept));
+    const again = openSecrets(dir, topology);
+    expect(again.renewed).toEqual(['cosmosKey', 'encryptionKey']);
+    expect(again.secrets.encryptionKey).not.toBe(encryptionKey);
+    expect(again.secrets.cosmosKey).not.toBe(cosmosKey);
+    expect(openSecrets(dir, topology).renewed).toEqual([]);
+    // A given EncryptionKey lacks nothing; a missing signing key is renewed too.
+    const {
+      encryptionKey: _,
+      signingKey: __,
+      ...noKeys
+    } = { ...again.secrets, signingKey: await again.signingKey };
+    writeFileSync(join(dir, 'keys.json'), JSON.stringify(noKeys));
+    const last = openSecrets(dir, topology, 'my own key');
+    expect(last.renewed).toEqual(['signingKey']);
+    await last.signingKey;
+  });
 });
 
 describe('clock history from clock.json', () => {

@@ -127,10 +127,18 @@ export function openSecrets(
   dataDir: string,
   topology: Topology,
   encryptionKey?: string,
-): { secrets: SharedSecrets; signingKey: Promise<JWK> } {
+): { secrets: SharedSecrets; signingKey: Promise<JWK>; renewed: string[] } {
   const path = join(dataDir, 'keys.json');
   const stored = readJsonIfExists<StackSecrets>(path);
   const fresh = randomSecrets(topology);
+  // Keys an existing keys.json lacks (edited by hand, or cut) are made anew, which the caller says: what
+  // the old ones protected (the Descriptions EncryptionKey encrypted, signed sessions) stays unreadable.
+  const given = (name: string) => name === 'encryptionKey' && encryptionKey !== undefined;
+  const renewed = stored
+    ? Object.entries(fresh)
+        .filter(([name, value]) => typeof value === 'string' && !(name in stored) && !given(name))
+        .map(([name]) => name)
+    : [];
   const { signingKey: storedKey, ...kept } = stored ?? {};
   const secrets: SharedSecrets = {
     ...fresh,
@@ -148,12 +156,12 @@ export function openSecrets(
     if (JSON.stringify(all) !== JSON.stringify(stored)) writeFileAtomic(path, JSON.stringify(all, null, 2));
   };
   save(storedKey);
-  if (storedKey) return { secrets, signingKey: Promise.resolve(storedKey) };
+  if (storedKey) return { secrets, signingKey: Promise.resolve(storedKey), renewed };
   const signingKey = newSigningKey().then((key) => {
     save(key);
     return key;
   });
-  return { secrets, signingKey };
+  return { secrets, signingKey, renewed: stored ? [...renewed, 'signingKey'] : renewed };
 }
 
 /** The data directory's keys (openSecrets), the signing key included. */

@@ -3,7 +3,7 @@
  * an empty data directory — nothing copied in, unlike the other tests' data directories.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -27,6 +27,19 @@ describe('taskstack start on an empty data directory', () => {
     process.kill(-(stack.child.pid as number), 'SIGINT');
     expect(await stack.exited).toBe(0);
     expect(stack.output()).toContain('stopped.');
+    expect(stack.output()).not.toContain('keys.json had no');
+  });
+
+  it('says which keys a damaged keys.json lacked and were made anew', async () => {
+    const path = join(dir, 'keys.json');
+    const { encryptionKey: _, ...kept } = JSON.parse(readFileSync(path, 'utf8'));
+    writeFileSync(path, JSON.stringify(kept));
+    const stack = await startCli(dir, '--free-ports', '--components', 'keyvault');
+    process.kill(-(stack.child.pid as number), 'SIGINT');
+    expect(await stack.exited).toBe(0);
+    expect(stack.output()).toContain(
+      `${path} had no encryptionKey: made new, so what the old key protected cannot be read`,
+    );
   });
 
   it('keeps itself out of the git repository it is made in: keys, CA and state', () => {

@@ -55,7 +55,7 @@ async function startLocked(
   mkdirSync(join(dataDir, 'logs'), { recursive: true, mode: 0o700 });
   const topology = loadTopology();
   const apps = loadApps(options.appsFile);
-  const { secrets, signingKey } = openSecrets(dataDir, topology, options.encryptionKey);
+  const { secrets, signingKey, renewed } = openSecrets(dataDir, topology, options.encryptionKey);
   const tls = await loadTls(dataDir);
   const reservation = await reservePorts(stackPorts(apps), options.ports, options.portOverrides);
   const { ports } = reservation;
@@ -84,6 +84,11 @@ async function startLocked(
   );
   const out = new Console(['stack', ...names], options.console ? process.stdout : null);
   if (stale) out.line('stack', stale);
+  if (renewed.length > 0)
+    out.problem(
+      'stack',
+      `${join(dataDir, 'keys.json')} had no ${renewed.join(', ')}: made new, so what the old key protected cannot be read`,
+    );
   // A damaged clock.json must not stop a start: keep what is sound of the history, and say so.
   if (history.problem)
     out.problem(
