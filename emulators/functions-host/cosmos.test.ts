@@ -116,6 +116,16 @@ describe('Cosmos DB trigger', () => {
     );
   });
 
+  it("refuses startFromTime with startFromBeginning, and one that is no time, in the extension's words", async () => {
+    const refusals = [
+      "The listener for function 'Functions.bothStarts' was unable to start. Only one of StartFromBeginning or StartFromTime can be used",
+      "The listener for function 'Functions.badStartTime' was unable to start. The specified StartFromTime parameter is not in the correct format. Please use the ISO 8601 format with the UTC designator. For example: '2021-02-16T14:19:29Z'.",
+    ];
+    await waitFor('both listener errors', () =>
+      refusals.every((refusal) => readLog(logFile).some((e) => e.message === refusal)),
+    );
+  });
+
   it('retries that start in the background and runs the function once the lease container exists', async () => {
     const messages = () => readLog(logFile).map((e) => e.message);
     await client.database('TasksDB').containers.createIfNotExists({ id: 'absent', partitionKey: '/id' });

@@ -95,13 +95,20 @@ async function renew(leases: Container, lease: Lease, clock: Host['clock']): Pro
 }
 
 async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBinding): Promise<Listener> {
+  const startTime = setting(host, trigger.startFromTime);
+  // The extension's checks of its start options (CosmosDBTriggerListener), before it connects.
+  if (startTime && trigger.startFromBeginning === true)
+    throw new Error('Only one of StartFromBeginning or StartFromTime can be used');
+  if (startTime && Number.isNaN(Date.parse(startTime)))
+    throw new Error(
+      "The specified StartFromTime parameter is not in the correct format. Please use the ISO 8601 format with the UTC designator. For example: '2021-02-16T14:19:29Z'.",
+    );
   // Loaded only for apps with a Cosmos DB function: the SDK costs a quarter of a second of start time.
   const { ChangeFeedStartFrom } = await import('@azure/cosmos');
   const { monitored, leases, prefix } = await containers(host, trigger);
   const pollMs = Number(trigger.feedPollDelay ?? 5000);
   const maxItemCount =
     trigger.maxItemsPerInvocation === undefined ? undefined : Number(trigger.maxItemsPerInvocation);
-  const startTime = setting(host, trigger.startFromTime);
   const ranges = await monitored.getFeedRanges();
   const pauses = new Pauses();
 

@@ -39,3 +39,17 @@ app.cosmosDB('hourlyChange', {
     for (const document of documents) context.log(`hourly ${document.id}`);
   },
 });
+
+// Start options the extension refuses: its listener cannot start (and is retried, as any).
+for (const [name, options] of [
+  ['bothStarts', { startFromBeginning: true, startFromTime: '2026-01-01T00:00:00Z' }],
+  ['badStartTime', { startFromTime: 'yesterday' }],
+])
+  app.cosmosDB(name, {
+    connection: 'DocumentDbConnection',
+    databaseName: 'TasksDB',
+    containerName: 'Tasks',
+    leaseContainerName: 'leases',
+    ...options,
+    handler: () => {},
+  });
