@@ -147,31 +147,87 @@ export class KeyManager {
   }
 
   /** Creates or replaces a key (a generated value when none is given); returns it as `az` prints it. */
-  async set(target: {
-    fn?: string;
-    keyType?: KeyType;
-    name: string;
-    value?: string;
-  }): Promise<{ name: string; value: string }> {
+  async set(target: KeyTarget & { value?: string }): Promise<{ name: string; value: string }> {
+    const { name, value } = await this.put(target);
+    return { name, value };
+  }
+
+  /**
+   * `set`, saying whether the key is new, as the runtime's SecretManager does (`OperationResult.Created`
+   * or `Updated`): names match in any case, and a key replaced takes the name as given. The master key
+   * counts as created when its value is generated, updated when one is given (`SetMasterKeyAsync`).
+   */
+  async put(
+    target: KeyTarget & { value?: string },
+  ): Promise<{ name: string; value: string; created: boolean }> {
     const value = target.value ?? generateKey();
     this.#digests.clear();
     if (target.fn) {
       const secrets = await this.function(target.fn);
-      upsert(secrets.keys, target.name, value);
+      const created = upsert(secrets.keys, target.name, value);
       await this.store.write(target.fn.toLowerCase(), JSON.stringify(secrets, null, 2));
-      return { name: target.name, value };
+      return { name: target.name, value, created };
     }
     const host = await this.host();
     const keyType = target.keyType ?? 'functionKeys';
+    let created = target.value === undefined;
     if (keyType === 'masterKey') host.masterKey.value = value;
-    else upsert(host[keyType], target.name, value);
+    else created = upsert(host[keyType], target.name, value);
     await this.store.write('host', JSON.stringify(host, null, 2));
-    return { name: keyType === 'masterKey' ? 'master' : target.name, value };
+    return { name: keyType === 'masterKey' ? 'master' : target.name, value, created };
+  }
+
+  /** Removes a function key, host function key or system key (never the master key); false if there is none. */
+  async delete(target: KeyTarget & { keyType?: 'functionKeys' | 'systemKeys' }): Promise<boolean> {
+    const [name, secrets] = target.fn
+      ? [target.fn.toLowerCase(), await this.function(target.fn)]
+      : ['host', await this.host()];
+    const keys = 'keys' in secrets ? secrets.keys : secrets[target.keyType ?? 'functionKeys'];
+    const index = keys.findIndex((key) => sameName(key.name, target.name));
+    if (index < 0) return false;
+    keys.splice(index, 1);
+    this.#digests.clear();
+    await this.store.write(name, JSON.stringify(secrets, null, 2));
+    return true;
+  }
+
+  /** One scope's keys in their order: a function's, or the host's function keys or system keys. */
+  async named(
+    scope: { fn: string } | { keyType: 'functionKeys' | 'systemKeys' },
+  ): Promise<{ name: string; value: string }[]> {
+    const keys = 'fn' in scope ? (await this.function(scope.fn)).keys : (await this.host())[scope.keyType];
+    return keys.map(({ name, value }) => ({ name, value }));
+  }
+
+  /**
+   * The level a key grants outside any function, as the runtime's `GetAuthorizationLevelAsync` finds it:
+   * the master key is admin, a system key system, a host function key function; anything else none.
+   */
+  async level(presented: string | undefined): Promise<'admin' | 'system' | 'function' | 'anonymous'> {
+    if (!presented) return 'anonymous';
+    const host = await this.host();
+    const values = (keys: Key[]) => keys.map((key) => key.value);
+    // Every group is compared, whichever matches first, so the answer's timing does not tell which.
+    const admin = this.#matchesAny(presented, [host.masterKey.value]);
+    const system = this.#matchesAny(presented, values(host.systemKeys));
+    const fn = this.#matchesAny(presented, values(host.functionKeys));
+    return admin ? 'admin' : system ? 'system' : fn ? 'function' : 'anonymous';
   }
 }
 
-function upsert(keys: Key[], name: string, value: string) {
-  const existing = keys.find((key) => key.name === name);
-  if (existing) existing.value = value;
-  else keys.push({ name, value, encrypted: false });
+interface KeyTarget {
+  fn?: string;
+  keyType?: KeyType;
+  name: string;
+}
+
+/** Key names match in any case, as the runtime's `ScriptSecrets.GetFunctionKey` matches them. */
+const sameName = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/** Replaces a key of that name (which then takes the name as given, and goes last), or adds one; true if added. */
+function upsert(keys: Key[], name: string, value: string): boolean {
+  const index = keys.findIndex((key) => sameName(key.name, name));
+  if (index >= 0) keys.splice(index, 1);
+  keys.push({ name, value, encrypted: false });
+  return index < 0;
 }
