@@ -141,11 +141,12 @@ describe('admin API', () => {
   const admin = (path: string, init: RequestInit = {}) =>
     get(path, { ...init, headers: { 'x-functions-key': secrets.masterKey, ...init.headers } });
 
-  it('requires the master key', async () => {
+  it('requires the master key: 401 without a known key, 403 for a host or system key (AdminAuthLevel)', async () => {
     expect((await get('/admin/functions')).status).toBe(401);
-    expect(
-      (await get('/admin/host/status', { headers: { 'x-functions-key': secrets.functionKey } })).status,
-    ).toBe(401);
+    expect((await get('/admin/functions', { headers: { 'x-functions-key': 'wrong' } })).status).toBe(401);
+    for (const key of [secrets.functionKey, secrets.eventGridExtensionKey]) {
+      expect((await get('/admin/host/status', { headers: { 'x-functions-key': key } })).status).toBe(403);
+    }
   });
 
   it('answers the health ping without a key (GET or POST), as the runtime does, and nothing else of it', async () => {

@@ -1,9 +1,10 @@
-/** The host's admin API (master key): function metadata, run a non-HTTP function now, host status; and the keyless ping. */
+/** The host's admin API (master key): function metadata, run a non-HTTP function now, host status, keys (`admin-keys.ts`); and the keyless ping. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { hostname } from 'node:os';
 import { readBody, sendJson } from '../../core/http.ts';
 import type { RegisteredFunction } from '../core-api.ts';
 import { type Host, isDisabled, type TriggerKind, triggerOf } from '../host.ts';
+import { serveKeys } from './admin-keys.ts';
 import { httpRoutes, invokeUrl, presentedKey } from './functions.ts';
 
 const ADMIN_BODY_LIMIT = 10 * 1024 * 1024;
@@ -60,10 +61,14 @@ export async function serveAdmin(
       .end();
     return;
   }
-  if (!(await host.keys.authorize('admin', presentedKey(req, url.searchParams)))) {
-    res.writeHead(401, { 'content-length': 0 }).end();
+  // AuthorizationLevel.Admin, as the runtime's AdminAuthLevel policy decides it: no key or an unknown
+  // one is not authenticated (401); a system or host function key is, but not as admin (403).
+  const level = await host.keys.level(presentedKey(req, url.searchParams));
+  if (level !== 'admin') {
+    res.writeHead(level === 'anonymous' ? 401 : 403, { 'content-length': 0 }).end();
     return;
   }
+  if (await serveKeys(host, req, res, url)) return;
   const routes = httpRoutes(host);
   if (req.method === 'GET' && path === '/admin/host/status') {
     sendJson(res, 200, {
