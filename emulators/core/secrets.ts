@@ -161,7 +161,8 @@ export function openSecrets(
     save(key);
     return key;
   });
-  return { secrets, signingKey, renewed: stored ? [...renewed, 'signingKey'] : renewed };
+  // No signing key yet is no loss: a start may have ended before it was made.
+  return { secrets, signingKey, renewed };
 }
 
 /** The data directory's keys (openSecrets), the signing key included. */
