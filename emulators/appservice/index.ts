@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { importModule } from '../core/bundle.mjs';
 import { defineEmulator } from '../core/emulator.ts';
 import { accepts, LOOPBACK, probe } from '../core/http.ts';
+import { resolveKeyVaultReferences } from '../core/keyvault-references.ts';
 
 /** How long an app may take from being loaded to listening on PORT (App Service waits 230 s). */
 const START_TIMEOUT_MS = 30_000;
@@ -22,6 +23,8 @@ export default defineEmulator({
     appDir: z.string().min(1),
     settings: z.record(z.string(), z.string()).default({}),
     healthCheckPath: z.string().startsWith('/').default('/'),
+    /** The stack's vaults by name, for the settings' Key Vault references (`VaultName=<name>`). */
+    keyVaults: z.record(z.string(), z.string().url()).default({}),
   }),
   async start(options, context) {
     const appDir = resolve(options.appDir);
@@ -29,7 +32,13 @@ export default defineEmulator({
     if (!main)
       throw new Error(`${appDir}/package.json names no main: App Service would not know what to run`);
     // App Service binds the app to loopback behind its front end; PORT is the one contract.
-    Object.assign(process.env, options.settings, { PORT: String(options.port), HOST: LOOPBACK });
+    // As App Service does before the app starts: Key Vault references become their secrets' values.
+    const settings = await resolveKeyVaultReferences(options.settings, {
+      vaults: options.keyVaults,
+      disableChallengeResourceVerification: true,
+      warn: (message) => context.log(`warning: ${message}`),
+    });
+    Object.assign(process.env, settings, { PORT: String(options.port), HOST: LOOPBACK });
     process.chdir(appDir);
     await importModule(pathToFileURL(join(appDir, main)).href);
 

@@ -54,6 +54,16 @@ export function settingReference(value: string): { service: string; key: string 
   return match ? { key: match[1] as string, service: match[2] as string } : undefined;
 }
 
+/**
+ * The one rule deciding which app settings are Key Vault references, in Azure and locally alike: a setting
+ * named like a vault secret of the topology is a reference to that secret (whatever apps.json gives as its
+ * value, e.g. `@cosmos.connectionString`, is what the secret is made of). Gives the secret's name, or
+ * undefined for a setting that is not a reference.
+ */
+export function vaultSecretOf(topology: Topology, settingName: string): string | undefined {
+  return topology.keyVault.secrets.includes(settingName) ? settingName : undefined;
+}
+
 /** The managed identity (topology name) an app runs as, if it has one. */
 export function appIdentity(topology: Topology, app: string): string | undefined {
   return Object.entries(topology.identities).find(([, identity]) => identity.app === app)?.[0];

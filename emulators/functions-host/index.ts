@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { defineEmulator } from '../core/emulator.ts';
 import { gracefulClose, listen } from '../core/http.ts';
+import { resolveKeyVaultReferences } from '../core/keyvault-references.ts';
 import { inputReader } from './bindings/inputs.ts';
 import { outputWriter, unsupportedBindings } from './bindings/outputs.ts';
 import { loadHostConfig, resolveAppSettings } from './config.ts';
@@ -47,17 +48,30 @@ const keyTarget = z.object({
  * alone, so a prepared process does this while the services the app uses start (Emulator.load); what
  * the app's registrations log meanwhile is kept until the host's log exists.
  */
-async function loadFunctionApp(options: { appDir: string; settings: Record<string, string>; sku?: string }) {
+async function loadFunctionApp(options: {
+  appDir: string;
+  settings: Record<string, string>;
+  keyVaults: Record<string, string>;
+  sku?: string;
+}) {
   const began = performance.now();
   const appDir = resolve(options.appDir);
-  // The app reads its settings from process.env, as in Azure; it runs in this very process. App Service
-  // adds its plan's tier to them.
-  Object.assign(process.env, resolveAppSettings(appDir, options.settings));
-  if (options.sku) process.env.WEBSITE_SKU = options.sku;
   const early: [LogLevel, string][] = [];
   let systemLog = (level: LogLevel, message: string) => {
     early.push([level, message]);
   };
+  // As the platform does before the app starts: the app settings' Key Vault references become their
+  // secrets' values, read with the app's identity (the Functions host's `func start` does not; Azure
+  // does, and these are the app's Azure settings). Waits for the vault if it is still starting.
+  const settings = await resolveKeyVaultReferences(options.settings, {
+    vaults: options.keyVaults,
+    disableChallengeResourceVerification: true,
+    warn: (message) => systemLog('warning', message),
+  });
+  // The app reads its settings from process.env, as in Azure; it runs in this very process. App Service
+  // adds its plan's tier to them.
+  Object.assign(process.env, resolveAppSettings(appDir, settings));
+  if (options.sku) process.env.WEBSITE_SKU = options.sku;
   const registry = new AppRegistry((level, message) => systemLog(level, message));
   installCoreApi(registry);
   const files = await loadApp(appDir);
@@ -84,6 +98,8 @@ export default defineEmulator({
     sku: z.string().optional(),
     /** Blob endpoints (as connection strings give them) → their blob events stream (blob/blob-events.cjs). */
     blobEvents: z.record(z.string(), z.string()).default({}),
+    /** The stack's vaults by name, for the settings' Key Vault references (`VaultName=<name>`). */
+    keyVaults: z.record(z.string(), z.string().url()).default({}),
   }),
   load: loadFunctionApp,
   async start(options, context, loaded) {

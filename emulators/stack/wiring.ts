@@ -7,12 +7,19 @@ import {
   repositoryRoot,
   resolveSettings,
   settingReference,
+  vaultSecretOf,
 } from '../core/apps.ts';
+import { keyVaultReference } from '../core/keyvault-references.ts';
 import { type SharedSecrets, sessionSecret } from '../core/secrets.ts';
 import type { Topology } from '../core/topology.ts';
 import { type EmulatorName, hostOfKind, type ServiceName } from '../registry.ts';
 
 const HOST = '127.0.0.1';
+/**
+ * The local vault's name in Key Vault references (`VaultName=…`, `https://<name>.vault.azure.net/…`): the
+ * app hosts map it to the stack's vault, as App Service maps a name to `<name>.vault.azure.net`.
+ */
+export const LOCAL_VAULT_NAME = 'taskstack';
 
 /** Which component serves each resource an app setting can name (`@storage.…` → blob). */
 const SERVICE_OF: Record<string, ServiceName> = {
@@ -104,15 +111,30 @@ export function wire(
     ),
   };
 
+  /** The vaults an app's host resolves Key Vault references against, by name. */
+  const keyVaults = { [LOCAL_VAULT_NAME]: vault };
   const appPlans = Object.entries(apps).map(([name, app]): ComponentPlan => {
     const identityName = appIdentity(topology, name);
     // Overrides may use references too (`@eventhubs.fullyQualifiedNamespace`): tests switch connections so.
+    // A setting named like a vault secret is a Key Vault reference, as the Azure template makes it: the
+    // app's host resolves it with the app's identity before the app starts.
+    const declared = Object.fromEntries(
+      Object.entries(app.settings).map(([setting, value]) => {
+        const secret = vaultSecretOf(topology, setting);
+        return [setting, secret ? keyVaultReference(LOCAL_VAULT_NAME, secret) : value];
+      }),
+    );
     const settings = {
-      ...resolveSettings(name, { ...app.settings, ...overrides[name] }, values),
+      ...resolveSettings(name, { ...declared, ...overrides[name] }, values),
       ...(identityName && identity(identityName)),
     };
-    // An app starts once what its settings name answers (and the identity endpoint, if it has one).
-    const uses = Object.values(app.settings).flatMap((value) => settingReference(value)?.service ?? []);
+    const references = Object.keys(app.settings).some((setting) => vaultSecretOf(topology, setting));
+    // An app starts once what its settings name answers (and the identity endpoint, if it has one; the
+    // vault, if a setting is a reference).
+    const uses = [
+      ...Object.values(app.settings).flatMap((value) => settingReference(value)?.service ?? []),
+      ...(references ? ['keyvault'] : []),
+    ];
     const startAfter = [...new Set([...uses, ...(identityName ? ['identity'] : [])])].flatMap(
       (service) => SERVICE_OF[service] ?? [],
     );
@@ -128,8 +150,9 @@ export function wire(
             sku: hostingPlan[app.kind].tier,
             // The blob trigger hears of new blobs from the store at once rather than by its next sweep.
             blobEvents: { [blob]: blobEventsUrl(blob) },
+            keyVaults,
           }
-        : { port: at(name), appDir, settings, healthCheckPath: app.healthCheckPath };
+        : { port: at(name), appDir, settings, healthCheckPath: app.healthCheckPath, keyVaults };
     return {
       name,
       emulator: hostOfKind[app.kind],

@@ -5,7 +5,7 @@
  * vault secrets are secure parameters or derived from the resources themselves (listKeys), and app
  * settings that name a vault secret are Key Vault references.
  */
-import { type Apps, hostingPlan, settingReference } from '../../emulators/core/apps.ts';
+import { type Apps, hostingPlan, settingReference, vaultSecretOf } from '../../emulators/core/apps.ts';
 import type { Topology } from '../../emulators/core/topology.ts';
 import { apimResources } from './apim.ts';
 
@@ -173,10 +173,11 @@ export function siteSettings(topology: Topology, app: string, settings: Record<s
   const values = azureValues(topology);
   const dependsOn = new Set<string>();
   const resolved = Object.entries(settings).map(([settingName, value]) => {
-    if (topology.keyVault.secrets.includes(settingName))
+    const secret = vaultSecretOf(topology, settingName);
+    if (secret)
       return {
         name: settingName,
-        value: `[format('@Microsoft.KeyVault(VaultName={0};SecretName=${settingName})', ${inner(name.vault)})]`,
+        value: `[format('@Microsoft.KeyVault(VaultName={0};SecretName=${secret})', ${inner(name.vault)})]`,
       };
     const reference = settingReference(value);
     if (!reference) return { name: settingName, value };
