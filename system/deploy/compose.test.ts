@@ -11,7 +11,7 @@ import { testDataDir } from '../../emulators/core/testing.ts';
 import { loadTopology } from '../../emulators/core/topology.ts';
 import { DEFAULT_PORTS, stackPorts } from '../../emulators/stack/ports.ts';
 import { wire } from '../../emulators/stack/wiring.ts';
-import { azureValues } from './arm.ts';
+import { azureValues, siteSettings } from './arm.ts';
 import {
   composeAppSettings,
   composeFile,
@@ -63,6 +63,26 @@ describe('docker-compose.yml', () => {
     const services = committed().services as Record<string, Service>;
     for (const [app, settings] of Object.entries(compose))
       expect(services[app]?.environment).toMatchObject(settings);
+  });
+
+  it('gives a setting named like a vault secret as a Key Vault reference, as the template does; compose keeps the value', () => {
+    const ports = stackPorts(apps);
+    const plan = wire(ports, secrets, data.dir, topology, apps).components.find(
+      (c) => c.name === 'functions',
+    );
+    const options = plan?.options as { settings: Record<string, string>; keyVaults: Record<string, string> };
+    expect(options.settings.DocumentDbConnection).toBe(
+      '@Microsoft.KeyVault(VaultName=taskstack;SecretName=DocumentDbConnection)',
+    );
+    // The host maps the reference's vault name to the stack's vault, and starts after it.
+    expect(options.keyVaults).toEqual({ taskstack: `https://127.0.0.1:${ports.keyvault}/` });
+    expect(plan?.startAfter).toEqual(expect.arrayContaining(['keyvault', 'identity']));
+    const azure = siteSettings(topology, 'functions', apps.functions?.settings ?? {}).settings;
+    expect(azure.find((setting) => setting.name === 'DocumentDbConnection')?.value).toBe(
+      "[format('@Microsoft.KeyVault(VaultName={0};SecretName=DocumentDbConnection)', variables('vaultName'))]",
+    );
+    // Microsoft's Functions image resolves no Key Vault reference: compose gives the value itself.
+    expect(composeAppSettings(topology, apps).functions?.DocumentDbConnection).toMatch(/^AccountEndpoint=/);
   });
 
   it('resolves only references the embedded stack resolves, the same set as the Azure template', () => {
