@@ -14,7 +14,6 @@
  * means that vault. Any other vault is one the stack does not have: never called, the reference is
  * unresolvable.
  */
-import { createRequire } from 'node:module';
 import { probe } from './http.ts';
 
 const PREFIX = '@Microsoft.KeyVault(';
@@ -91,8 +90,6 @@ export interface ResolveOptions {
   warn: (message: string) => void;
 }
 
-const requireModule = createRequire(import.meta.url);
-
 /** Waits until `url` answers HTTP at all (a component still starting refuses connections, or says 503). */
 async function answering(url: string, deadline: number): Promise<boolean> {
   for (;;) {
@@ -160,12 +157,8 @@ export async function resolveKeyVaultReferences(
     return resolved;
   }
   // The modules load while the vault and the identity endpoint come up.
-  const modules = Promise.all([
-    Promise.resolve().then(() => requireModule('@azure/identity') as typeof import('@azure/identity')),
-    Promise.resolve().then(
-      () => requireModule('@azure/keyvault-secrets') as typeof import('@azure/keyvault-secrets'),
-    ),
-  ]);
+  // (Bundled with the host and evaluated only here: apps without references never pay for them.)
+  const modules = Promise.all([import('@azure/identity'), import('@azure/keyvault-secrets')]);
   const deadline = Date.now() + (options.waitMs ?? 30_000);
   const vaults = [...new Set([...wanted.values()].map((entry) => entry.vault))];
   const up = await Promise.all([

@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { defineEmulator } from '../core/emulator.ts';
 import { gracefulClose, listen } from '../core/http.ts';
-import { resolveKeyVaultReferences } from '../core/keyvault-references.ts';
+import { isKeyVaultReference, resolveKeyVaultReferences } from '../core/keyvault-references.ts';
 import { inputReader } from './bindings/inputs.ts';
 import { outputWriter, unsupportedBindings } from './bindings/outputs.ts';
 import { loadHostConfig, resolveAppSettings } from './config.ts';
@@ -63,11 +63,17 @@ async function loadFunctionApp(options: {
   // As the platform does before the app starts: the app settings' Key Vault references become their
   // secrets' values, read with the app's identity (the Functions host's `func start` does not; Azure
   // does, and these are the app's Azure settings). Waits for the vault if it is still starting.
+  const references = Object.values(options.settings).filter(isKeyVaultReference).length;
   const settings = await resolveKeyVaultReferences(options.settings, {
     vaults: options.keyVaults,
     disableChallengeResourceVerification: true,
     warn: (message) => systemLog('warning', message),
   });
+  if (references > 0)
+    systemLog(
+      'information',
+      `Key Vault references: ${references} app setting(s) read in ${Math.round(performance.now() - began)}ms`,
+    );
   // The app reads its settings from process.env, as in Azure; it runs in this very process. App Service
   // adds its plan's tier to them.
   Object.assign(process.env, resolveAppSettings(appDir, settings));
