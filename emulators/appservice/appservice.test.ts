@@ -71,3 +71,28 @@ describe('App Service apps in the stack', () => {
     );
   });
 });
+
+describe('Key Vault references in an App Service app', () => {
+  it('are the secrets their references name, read with the app identity before the app starts', async () => {
+    const encryptionKey = 'appservice-reference-test-key-0123';
+    // Named web, the app runs as the topology's webApp identity, which may read the vault.
+    const path = join(data.dir, 'apps-web.json');
+    const app = { kind: 'webapp', folder: 'emulators/appservice/test/app', localPort: 5091 };
+    const settings = { Greeting: '@Microsoft.KeyVault(VaultName=taskstack;SecretName=EncryptionKey)' };
+    writeFileSync(path, JSON.stringify({ apps: { web: { ...app, settings } } }));
+    const stack = await start({
+      dataDir: data.dir,
+      ports: 'free',
+      console: false,
+      appsFile: path,
+      encryptionKey,
+      components: ['identity', 'keyvault', 'web'],
+    });
+    try {
+      const body = await (await fetch(stack.description.apps.web?.url as string)).json();
+      expect(body.settings.Greeting).toBe(encryptionKey);
+    } finally {
+      await stack.stop();
+    }
+  });
+});
