@@ -59,7 +59,7 @@ async function startLocked(
   const tls = await loadTls(dataDir);
   const reservation = await reservePorts(stackPorts(apps), options.ports, options.portOverrides);
   const { ports } = reservation;
-  const wiring = wire(ports, secrets, dataDir, topology, apps, options.settings);
+  const wiring = wire(ports, secrets, dataDir, topology, apps, options.settings, options.components);
 
   // The clock's history is kept with the data so stack time never runs backwards across restarts.
   const clockPath = options.inMemory ? undefined : join(dataDir, 'clock.json');

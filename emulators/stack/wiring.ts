@@ -59,6 +59,8 @@ export function wire(
   topology: Topology,
   apps: Apps,
   overrides: Record<string, Record<string, string>> = {},
+  /** The components this stack runs (all when undefined). */
+  running?: readonly string[],
 ) {
   const at = (name: string) => ports[name] as number;
   const authority = `https://${HOST}:${at('identity')}`;
@@ -111,8 +113,12 @@ export function wire(
     ),
   };
 
-  /** The vaults an app's host resolves Key Vault references against, by name. */
-  const keyVaults = { [LOCAL_VAULT_NAME]: vault };
+  /**
+   * The vaults an app's host resolves Key Vault references against, by name: none when the stack runs no
+   * Key Vault (`--components`), so a reference is unresolvable at once instead of waited for.
+   */
+  const keyVaults: Record<string, string> =
+    !running || running.includes('keyvault') ? { [LOCAL_VAULT_NAME]: vault } : {};
   const appPlans = Object.entries(apps).map(([name, app]): ComponentPlan => {
     const identityName = appIdentity(topology, name);
     // Overrides may use references too (`@eventhubs.fullyQualifiedNamespace`): tests switch connections so.

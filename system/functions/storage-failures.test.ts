@@ -96,4 +96,10 @@ describe('CreateTask when its blob cannot be written', () => {
     expect(await answer(await createTask('after'))).toEqual({ status: 500, contentType: null, body: '' });
     await app.waitForLog((entry) => entry.message.startsWith('CreateTask: writing the task blob failed: '));
   });
+
+  it('was told of no vault, the stack running none: its Key Vault reference was refused at once, not waited for', () => {
+    expect(app.allLogText()).toContain(
+      "Key Vault reference in app setting DocumentDbConnection was not resolved: the vault taskstack is not one of this stack's (none)",
+    );
+  });
 });
