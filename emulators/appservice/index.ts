@@ -35,7 +35,6 @@ export default defineEmulator({
     // As App Service does before the app starts: Key Vault references become their secrets' values.
     const settings = await resolveKeyVaultReferences(options.settings, {
       vaults: options.keyVaults,
-      disableChallengeResourceVerification: true,
       warn: (message) => context.log(`warning: ${message}`),
     });
     Object.assign(process.env, settings, { PORT: String(options.port), HOST: LOOPBACK });

@@ -14,6 +14,8 @@
  * means that vault. Any other vault is one the stack does not have: never called, the reference is
  * unresolvable.
  */
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { probe } from './http.ts';
 
 const PREFIX = '@Microsoft.KeyVault(';
@@ -82,12 +84,36 @@ function checked(reference: KeyVaultReference): KeyVaultReference | { error: str
 export interface ResolveOptions {
   /** The stack's vaults: name → URI (`https://127.0.0.1:P/`). */
   vaults: Record<string, string>;
-  /** The vaults' host is not *.vault.azure.net: the client's challenge check must be told (see DESIGN). */
-  disableChallengeResourceVerification?: boolean;
   /** How long to wait for the vault and the identity endpoint to answer (they may still be starting). */
   waitMs?: number;
   /** One line per unresolvable reference: the setting and the reason, never a value. */
   warn: (message: string) => void;
+}
+
+/** The resource a Key Vault token is for (the vault's challenge names it). */
+const VAULT_RESOURCE = 'https://vault.azure.net';
+
+/** GETs `url` and parses its JSON answer (Node's own client, as `probe`: no undici, no SDK). */
+function getJson(url: string, headers: Record<string, string>): Promise<{ status: number; body: unknown }> {
+  const request = url.startsWith('https:') ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      res.on('end', () => {
+        let body: unknown;
+        try {
+          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch {
+          body = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, body });
+      });
+    });
+    req.setTimeout(10_000, () => req.destroy(new Error(`${new URL(url).origin} did not answer`)));
+    req.on('error', reject).end();
+  });
 }
 
 /** Waits until `url` answers HTTP at all (a component still starting refuses connections, or says 503). */
@@ -102,8 +128,8 @@ async function answering(url: string, deadline: number): Promise<boolean> {
 
 /**
  * The settings with every Key Vault reference replaced by its secret's value where it resolves. Reads
- * IDENTITY_ENDPOINT and IDENTITY_HEADER from `settings` (the app's own identity); the SDKs are loaded only
- * when a reference is there. One token and one GET per distinct secret, all at once.
+ * IDENTITY_ENDPOINT and IDENTITY_HEADER from `settings` (the app's own identity). One token, then one
+ * GET per distinct secret, all at once.
  */
 export async function resolveKeyVaultReferences(
   settings: Record<string, string>,
@@ -156,50 +182,49 @@ export async function resolveKeyVaultReferences(
         );
     return resolved;
   }
-  // The modules load while the vault and the identity endpoint come up.
-  // (Bundled with the host and evaluated only here: apps without references never pay for them.)
-  const modules = Promise.all([import('@azure/identity'), import('@azure/keyvault-secrets')]);
   const deadline = Date.now() + (options.waitMs ?? 30_000);
   const vaults = [...new Set([...wanted.values()].map((entry) => entry.vault))];
   const up = await Promise.all([
     answering(identityEndpoint, deadline),
     ...vaults.map((vault) => answering(`${vault}secrets?api-version=7.4`, deadline)),
   ]);
-  const [identity, secrets] = await modules;
-  // The credential reads IDENTITY_ENDPOINT/IDENTITY_HEADER from the environment, as the app's would.
-  Object.assign(process.env, {
-    IDENTITY_ENDPOINT: identityEndpoint,
-    IDENTITY_HEADER: settings.IDENTITY_HEADER,
-  });
-  const credential = new identity.ManagedIdentityCredential();
-  const clients = new Map(
-    vaults.map((vault) => [
-      vault,
-      new secrets.SecretClient(vault, credential, {
-        disableChallengeResourceVerification: options.disableChallengeResourceVerification ?? false,
-        retryOptions: { maxRetries: 0 },
-      }),
-    ]),
-  );
+  const failAll = (reason: string) => {
+    for (const { names } of wanted.values())
+      for (const name of names)
+        options.warn(`Key Vault reference in app setting ${name} was not resolved: ${reason}`);
+  };
+  if (!up.every(Boolean)) {
+    failAll('the vault or the identity endpoint did not answer in time');
+    return resolved;
+  }
+  // The platform's own calls, as App Service makes them (not an app's SDK, which the app loads itself):
+  // one token for Key Vault from the app's identity endpoint, then one GET per distinct secret.
+  const token = await getJson(
+    `${identityEndpoint}?api-version=2019-08-01&resource=${encodeURIComponent(VAULT_RESOURCE)}`,
+    { 'X-IDENTITY-HEADER': settings.IDENTITY_HEADER },
+  ).catch((error: Error) => ({ status: 0, body: error.message }));
+  const accessToken = (token.body as { access_token?: unknown } | undefined)?.access_token;
+  if (token.status !== 200 || typeof accessToken !== 'string') {
+    failAll(`the identity endpoint answered ${token.status || String(token.body)} for a Key Vault token`);
+    return resolved;
+  }
   await Promise.all(
     [...wanted.values()].map(async ({ vault, secretName, version, names }) => {
-      const fail = (reason: string) => {
-        for (const name of names)
-          options.warn(`Key Vault reference in app setting ${name} was not resolved: ${reason}`);
-      };
-      if (!up.every(Boolean)) return fail('the vault or the identity endpoint did not answer in time');
-      try {
-        const secret = await clients.get(vault)?.getSecret(secretName, { version });
-        if (secret?.value === undefined) return fail(`the secret ${secretName} has no value`);
-        for (const name of names) resolved[name] = secret.value;
-      } catch (error) {
-        const { statusCode, code } = error as { statusCode?: number; code?: string };
-        fail(
-          statusCode
-            ? `the vault answered ${statusCode}${code ? ` ${code}` : ''} for the secret ${secretName}${version ? ` version ${version}` : ''}`
-            : `the secret ${secretName} could not be read (${(error as Error).name})`,
-        );
+      const path = `secrets/${encodeURIComponent(secretName)}${version ? `/${encodeURIComponent(version)}` : ''}`;
+      const answer = await getJson(`${vault}${path}?api-version=7.4`, {
+        authorization: `Bearer ${accessToken}`,
+      }).catch((error: Error) => ({ status: 0, body: error.message }));
+      const { value, error } = (answer.body ?? {}) as { value?: unknown; error?: { code?: string } };
+      if (answer.status === 200 && typeof value === 'string') {
+        for (const name of names) resolved[name] = value;
+        return;
       }
+      const reason =
+        answer.status === 0
+          ? `the secret ${secretName} could not be read (${String(answer.body)})`
+          : `the vault answered ${answer.status}${error?.code ? ` ${error.code}` : ''} for the secret ${secretName}${version ? ` version ${version}` : ''}`;
+      for (const name of names)
+        options.warn(`Key Vault reference in app setting ${name} was not resolved: ${reason}`);
     }),
   );
   return resolved;

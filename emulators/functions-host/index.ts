@@ -66,7 +66,6 @@ async function loadFunctionApp(options: {
   const references = Object.values(options.settings).filter(isKeyVaultReference).length;
   const settings = await resolveKeyVaultReferences(options.settings, {
     vaults: options.keyVaults,
-    disableChallengeResourceVerification: true,
     warn: (message) => systemLog('warning', message),
   });
   if (references > 0)

@@ -27,7 +27,6 @@ async function resolve(settings: Record<string, string>) {
     },
     {
       vaults: { local: stack.vault.endpoints.vault as string },
-      disableChallengeResourceVerification: true,
       warn: (message) => warnings.push(message),
     },
   );
