@@ -26,6 +26,12 @@ export interface EmulatorContext {
    * Absent where nothing watches.
    */
   watch?(silentLimitMs: number): void;
+  /**
+   * Tells whoever runs the service that something stack.json names of it changed from within (the
+   * functions host's keys, set through its admin API), so that it reads them again. Absent where nothing
+   * listens.
+   */
+  changed?(what: 'keys'): void;
 }
 
 /** A started service. */

@@ -30,6 +30,7 @@ export type FromComponent =
   | { type: 'ready'; endpoints: Record<string, string> }
   /** Each second, from a component that asked to be watched (EmulatorContext.watch): how long it may go without another. */
   | { type: 'alive'; silentForMs: number }
+  | { type: 'changed'; what: 'keys' }
   | { type: 'failed'; message: string }
   | { type: 'reply'; id: number; ok: true; result?: unknown }
   | { type: 'reply'; id: number; ok: false; message: string; notFound?: boolean }

@@ -138,7 +138,7 @@ export default defineEmulator({
     const store = useBlob
       ? new BlobSecretsStore(blobService(settings, undefined), hostId)
       : new FileSecretsStore(context.stateDir && join(context.stateDir, 'secrets'));
-    const keys = new KeyManager(store, context.secrets, hostId);
+    const keys = new KeyManager(store, context.secrets, hostId, () => context.changed?.('keys'));
     await keys.host();
 
     // Aborted as the host stops: the Event Grid output retries no more (Azure's host cancels an

@@ -48,6 +48,8 @@ export class KeyManager {
     private readonly store: SecretsStore,
     private readonly seed: { masterKey: string; functionKey: string; eventGridExtensionKey: string },
     instanceId: string,
+    /** After the host's keys are written (set, renewed or deleted): stack.json names two of them. */
+    private readonly hostKeysChanged: () => void = () => {},
   ) {
     this.#common = { hostName: null, instanceId, source: 'runtime', decryptionKeyId: '' };
   }
@@ -174,6 +176,7 @@ export class KeyManager {
     if (keyType === 'masterKey') host.masterKey.value = value;
     else created = upsert(host[keyType], target.name, value);
     await this.store.write('host', JSON.stringify(host, null, 2));
+    this.hostKeysChanged();
     return { name: keyType === 'masterKey' ? 'master' : target.name, value, created };
   }
 
@@ -188,6 +191,7 @@ export class KeyManager {
     keys.splice(index, 1);
     this.#digests.clear();
     await this.store.write(name, JSON.stringify(secrets, null, 2));
+    if (!target.fn) this.hostKeysChanged();
     return true;
   }
 

@@ -99,6 +99,7 @@ async function handle(emulator: Emulator, message: ToComponent) {
             },
             // The heartbeat runs on this process's event loop: one held by a stuck function sends none.
             // The first goes at once, so that a function stuck right after the start is caught too.
+            changed: (what) => send({ type: 'changed', what }),
             watch: (silentLimitMs) => {
               const beat = () => send({ type: 'alive', silentForMs: silentLimitMs });
               beat();

@@ -111,6 +111,8 @@ export class ComponentProcess {
   #silence: NodeJS.Timeout | undefined;
   #log: LogFile | undefined;
   endpoints: Record<string, string> = {};
+  /** Called when the component says something stack.json names of it changed (EmulatorContext.changed). */
+  onChanged?: (what: 'keys') => void;
 
   constructor(
     readonly name: string,
@@ -197,6 +199,8 @@ export class ComponentProcess {
           reject(new Error(message.message));
         } else if (message.type === 'alive') {
           this.#heard(child, message.silentForMs);
+        } else if (message.type === 'changed') {
+          this.onChanged?.(message.what);
         } else if (message.type === 'reply') {
           const waiter = this.#pending.get(message.id);
           this.#pending.delete(message.id);

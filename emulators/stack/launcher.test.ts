@@ -6,7 +6,7 @@ import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadApps } from '../core/apps.ts';
 import { heapFlags, MALLOC_ENV } from '../core/heap.ts';
-import { testDataDir } from '../core/testing.ts';
+import { testDataDir, waitFor } from '../core/testing.ts';
 import { hostOfKind, serviceNames } from '../registry.ts';
 import { CONTROL_KEY_HEADER } from './control.ts';
 import { type Stack, start } from './launcher.ts';
@@ -324,6 +324,29 @@ describe('the launcher', () => {
     // The running gateway keeps the key this start gave it, as APIM keeps a named value until the next
     // deployment: ManageTask refuses it (the restart below gives the gateway the renewed one).
     expect((await throughGateway()).status).toBe(401);
+  });
+
+  it("…and those set through the host's own admin API, as the runtime serves it", async () => {
+    const { baseUrl, masterKey } = stack.description;
+    const admin = (path: string, method: string, key: string, body?: unknown) =>
+      fetch(`${baseUrl}${path}`, {
+        method,
+        headers: { 'x-functions-key': key, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const renewed = await admin('/admin/host/systemkeys/_master', 'POST', masterKey);
+    expect(renewed.status).toBe(201);
+    const newMaster = ((await renewed.json()) as { value: string }).value;
+    const set = await admin('/admin/host/keys/default', 'PUT', newMaster, {
+      name: 'default',
+      value: 'set-by-the-admin-api',
+    });
+    expect(set.status).toBe(200);
+    await waitFor('stack.json on the new keys', () => {
+      const file = readStackFile();
+      return file.masterKey === newMaster && file.functionKey === 'set-by-the-admin-api';
+    });
+    expect(stack.description).toMatchObject({ masterKey: newMaster, functionKey: 'set-by-the-admin-api' });
   });
 
   it('stops everything: each component exits by itself, nothing left listening or running, stack.json gone', async () => {

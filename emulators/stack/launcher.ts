@@ -166,6 +166,9 @@ async function startLocked(
   );
 
   const byName = new Map(components.map((component) => [component.name, component]));
+  // Keys set through the host's own admin API reach stack.json as those set through the control API do.
+  const host = functionApp ? byName.get(functionApp) : undefined;
+  if (host) host.onChanged = () => void refreshKeys().catch(() => {});
   const hostKeys = { functionKey: secrets.functionKey, masterKey: secrets.masterKey };
   let ready = false;
   // Each component starts as soon as those it must wait for (its plan's startAfter) answer.
