@@ -69,6 +69,13 @@ export interface BindingInfo {
 
 export type FunctionCallback = (...args: unknown[]) => unknown;
 
+/** The worker's RetryContext: which retry this run is (0 for the first run) and why. */
+export interface RpcRetryContext {
+  retryCount: number;
+  maxRetryCount: number;
+  exception?: { message: string; stackTrace: string; source: string };
+}
+
 export interface CoreInvocationContext {
   invocationId: string;
   request: {
@@ -76,6 +83,7 @@ export interface CoreInvocationContext {
     functionId: string;
     inputData: RpcParameterBinding[];
     triggerMetadata?: Record<string, RpcTypedData>;
+    retryContext?: RpcRetryContext;
   };
   metadata: { name: string; bindings: Record<string, BindingInfo> };
   state?: 'preInvocationHooks' | 'postInvocationHooks' | 'invocation';
@@ -101,7 +109,16 @@ export interface RegisteredFunction {
   bindings: Record<string, BindingInfo>;
   callback: FunctionCallback;
   /** The function's retry policy (`retry` in app.eventHub/app.timer …), as the library registers it. */
-  retryOptions?: { retryStrategy?: string };
+  retryOptions?: RetryOptions;
+}
+
+/** A retry policy as the library registers it (durations in whole seconds, as its toRpcDuration). */
+export interface RetryOptions {
+  retryStrategy?: string;
+  maxRetryCount?: number;
+  delayInterval?: { seconds?: number };
+  minimumInterval?: { seconds?: number };
+  maximumInterval?: { seconds?: number };
 }
 
 export type HookName = 'appStart' | 'appTerminate' | 'preInvocation' | 'postInvocation' | 'log';
@@ -156,7 +173,7 @@ export class AppRegistry {
       metadata: {
         name: string;
         bindings: Record<string, BindingInfo>;
-        retryOptions?: { retryStrategy?: string };
+        retryOptions?: RetryOptions;
       },
       callback: FunctionCallback,
     ) => {

@@ -22,6 +22,7 @@ import { BlobSecretsStore, FileSecretsStore } from './keys-store.ts';
 import { startListener } from './listeners.ts';
 import { loadApp, runAppStart, runAppTerminate } from './loader.ts';
 import { FunctionLogs } from './logs.ts';
+import { RETRY_TRIGGERS } from './retry.ts';
 import { triggerKinds } from './triggers/kinds.ts';
 
 /**
@@ -199,10 +200,11 @@ export default defineEmulator({
           `Function 'Functions.${fn.name}': bindings not served by this host: ${unsupported.join(', ')}`,
         );
       }
-      if (fn.retryOptions) {
+      // WebJobs' FunctionIndexer.CheckRetrySupport words; unlike the runtime, this host does not retry them.
+      if (fn.retryOptions && !RETRY_TRIGGERS.has(type)) {
         logs.host(
           'warning',
-          `Function 'Functions.${fn.name}': its retry policy (${fn.retryOptions.retryStrategy}) is not applied by this host: a failed run is not retried.`,
+          `Soon retries will not be supported for function 'Functions.${fn.name}'. For more information, please visit http://aka.ms/func-retry-policies.`,
         );
       }
       if (isDisabled(settings, fn)) {

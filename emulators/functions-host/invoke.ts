@@ -14,6 +14,7 @@ import type {
   RegisteredFunction,
   RpcInvocationResponse,
   RpcParameterBinding,
+  RpcRetryContext,
   RpcTypedData,
 } from './core-api.ts';
 import type { FunctionLogs } from './logs.ts';
@@ -28,6 +29,8 @@ export interface TriggerInput {
   invocationId?: string;
   /** Values binding expressions such as `{name}` may use in output paths. */
   bindingData?: Record<string, unknown>;
+  /** Set when a retry policy applies (retry.ts). */
+  retryContext?: RpcRetryContext;
 }
 
 export interface InvocationOutcome {
@@ -35,6 +38,8 @@ export interface InvocationOutcome {
   succeeded: boolean;
   timedOut: boolean;
   response?: RpcInvocationResponse;
+  /** What a failed run threw. */
+  error?: unknown;
 }
 
 /** Writes a finished invocation's output bindings (blob, Event Grid …). Throwing fails the invocation. */
@@ -164,7 +169,7 @@ export class Invoker {
           `Exception while executing function: Functions.${fn.name}. Result: Failure\nException: ${message}\nStack: ${stack ?? ''}`,
         );
       }
-      return { invocationId, succeeded: false, timedOut };
+      return { invocationId, succeeded: false, timedOut, error };
     }
   }
 
@@ -218,6 +223,7 @@ export class Invoker {
         functionId: fn.name,
         inputData: bound.length ? [...trigger.inputData, ...bound] : trigger.inputData,
         triggerMetadata: trigger.triggerMetadata,
+        ...(trigger.retryContext && { retryContext: trigger.retryContext }),
       },
       metadata: { name: fn.name, bindings: fn.bindings },
       log: (level, category, message) =>

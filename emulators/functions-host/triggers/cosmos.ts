@@ -14,6 +14,7 @@ import { newCosmosClient, resolveSettingReferences } from '../connections.ts';
 import type { RegisteredFunction } from '../core-api.ts';
 import type { Host, Listener, TriggerBinding, TriggerKind } from '../host.ts';
 import { Outage, Pauses } from '../listeners.ts';
+import { invokeWithRetries } from '../retry.ts';
 
 interface Lease {
   id: string;
@@ -135,10 +136,13 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
         continue;
       }
       const reason = `New changes on container ${monitored.id} at ${host.clock.date().toISOString()}`;
-      const outcome = await host.invoker.invoke(fn, {
+      const input = {
         inputData: [{ name: trigger.name, data: { json: JSON.stringify(page.result) } }],
         reason,
-      });
+      };
+      const outcome = await invokeWithRetries(host, fn, input, pauses);
+      // Retries cut short by the stop: the lease stays, the batch is read again (at least once).
+      if (pauses.stopped) break;
       // The extension's health monitor says so (CosmosDBTriggerHealthMonitor.OnErrorAsync), and moves on.
       if (!outcome.succeeded)
         host.logs.host(

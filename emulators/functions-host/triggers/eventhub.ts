@@ -14,7 +14,8 @@ import { appCredential, blobService, connectionSetting, resolveSettingReferences
 import type { RegisteredFunction, RpcTypedData } from '../core-api.ts';
 import type { Host, Listener, TriggerBinding, TriggerKind } from '../host.ts';
 import type { TriggerInput } from '../invoke.ts';
-import { Outage } from '../listeners.ts';
+import { Outage, Pauses } from '../listeners.ts';
+import { invokeWithRetries } from '../retry.ts';
 
 const CHECKPOINT_CONTAINER = 'azure-webjobs-eventhub';
 /** How often the processor balances partitions (claims those without a live owner). */
@@ -197,6 +198,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
         ? { enqueuedOn: offset.enqueuedOn }
         : earliestEventPosition;
   const stopping = new AbortController();
+  const retries = new Pauses();
   let restarting: Promise<void> | undefined;
   const subscribe = () =>
     client.subscribe(
@@ -211,7 +213,10 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
             PartitionId: context.partitionId,
           };
           const groups = trigger.cardinality === 'one' ? events.map((event) => [event]) : [events];
-          for (const group of groups) await host.invoker.invoke(fn, eventsInput(trigger, group, partition));
+          for (const group of groups)
+            await invokeWithRetries(host, fn, eventsInput(trigger, group, partition), retries);
+          // Retries cut short by the stop: no checkpoint, the batch is delivered again (at least once).
+          if (retries.stopped) return;
           const count = (batches.get(context.partitionId) ?? 0) + 1;
           batches.set(context.partitionId, count);
           const last = events.at(-1);
@@ -282,6 +287,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   return {
     async stop() {
       stopping.abort();
+      retries.stop();
       await restarting;
       await subscription.close();
       await client.close();

@@ -11,7 +11,8 @@ import { blobService, downloadBlob, isNotFound, resolveSettingReferences } from 
 import type { RegisteredFunction } from '../core-api.ts';
 import type { Host, Listener, TriggerBinding, TriggerKind } from '../host.ts';
 import type { TriggerInput } from '../invoke.ts';
-import { Outage } from '../listeners.ts';
+import { Outage, Pauses } from '../listeners.ts';
+import { invokeWithRetries } from '../retry.ts';
 
 interface ScheduleStatus {
   Last: string;
@@ -119,6 +120,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   let status = await monitor?.read();
   let cancel = () => {};
   let stopped = false;
+  const pauses = new Pauses();
   let running: Promise<unknown> = Promise.resolve();
 
   // An outage of the status store does not stop the timer: the status is saved again with backoff (the
@@ -151,7 +153,12 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   const fire = (scheduled: boolean, isPastDue: boolean) => {
     running = running.then(async () => {
       const invoked = clock.now();
-      await host.invoker.invoke(fn, timerInput(trigger, status, isPastDue, `Timer fired at ${iso(invoked)}`));
+      await invokeWithRetries(
+        host,
+        fn,
+        timerInput(trigger, status, isPastDue, `Timer fired at ${iso(invoked)}`),
+        pauses,
+      );
       if (!monitor || !status) return;
       const next = Date.parse(status.Next);
       const last = scheduled && next > invoked ? next : invoked;
@@ -182,6 +189,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   return {
     async stop() {
       stopped = true;
+      pauses.stop();
       cancel();
       clearTimeout(retry);
       await running;

@@ -1,0 +1,95 @@
+/**
+ * Function-level retry policies (`retry` in app.timer/app.eventHub/app.cosmosDB), applied as WebJobs'
+ * FunctionExecutorExtensions.TryExecuteAsync does: a failed run is run again in the same trigger
+ * context (before a checkpoint or lease moves) until it succeeds or `maxRetryCount` retries have failed
+ * (-1: no limit), waiting between runs on the stack clock; a stopping listener ends the wait.
+ * Delays as FixedDelayRetryAttribute and ExponentialBackoffRetryAttribute (its
+ * RandomizedExponentialBackoffStrategy) compute them; log lines as WebJobs' LoggerExtensions.
+ */
+import type { RegisteredFunction, RetryOptions } from './core-api.ts';
+import type { Host } from './host.ts';
+import { asError, type InvocationOutcome, type TriggerInput } from './invoke.ts';
+import type { Pauses } from './listeners.ts';
+
+/** The triggers whose bindings carry WebJobs' [SupportsRetry] (Timer, Event Hubs, Cosmos DB). */
+export const RETRY_TRIGGERS = new Set(['timertrigger', 'eventhubtrigger', 'cosmosdbtrigger']);
+
+const ms = (duration: { seconds?: number } | undefined) => (duration?.seconds ?? 0) * 1000;
+
+/** The delays before retries 1, 2 … of one failed run: a generator, as the strategy keeps state. */
+export function* retryDelays(options: RetryOptions, random = Math.random): Generator<number> {
+  if (options.retryStrategy !== 'exponentialBackoff') {
+    for (;;) yield ms(options.delayInterval);
+  }
+  const min = ms(options.minimumInterval);
+  const max = ms(options.maximumInterval);
+  let current = 0;
+  let exponent = 0;
+  for (;;) {
+    if (current !== max) {
+      let interval = min;
+      // RandomizationFactor 0.2; the delta is the minimum interval.
+      if (exponent > 0) interval += (0.8 + random() * 0.4) * 2 ** (exponent - 1) * min;
+      if (interval < max) {
+        current = interval;
+        exponent++;
+      } else current = max;
+    }
+    yield current;
+  }
+}
+
+/** .NET's TimeSpan.ToString() ("c"): `[d.]hh:mm:ss[.fffffff]`. */
+export function timeSpan(delayMs: number): string {
+  const ticks = Math.round(delayMs * 10_000);
+  const days = Math.floor(ticks / 864e9);
+  const clock = new Date(Math.floor((ticks % 864e9) / 1e4)).toISOString().slice(11, 19);
+  const fraction = ticks % 1e7;
+  return `${days ? `${days}.` : ''}${clock}${fraction ? `.${String(fraction).padStart(7, '0')}` : ''}`;
+}
+
+/** Runs `fn` for one trigger input with its retry policy, if its trigger supports one. */
+export async function invokeWithRetries(
+  host: Host,
+  fn: RegisteredFunction,
+  input: TriggerInput,
+  pauses: Pauses,
+): Promise<InvocationOutcome> {
+  const options = fn.retryOptions;
+  const type =
+    Object.values(fn.bindings)
+      .find((b) => /trigger$/i.test(b.type))
+      ?.type.toLowerCase() ?? '';
+  if (!options || !RETRY_TRIGGERS.has(type)) return host.invoker.invoke(fn, input);
+  const max = options.maxRetryCount ?? 0;
+  const delays = retryDelays(options);
+  const say = (level: 'debug' | 'error' | 'warning', id: string, message: string) =>
+    host.logs.invocation(fn.name, id, level, message);
+  let retryContext: TriggerInput['retryContext'] = { retryCount: 0, maxRetryCount: max };
+  for (let attempt = 0; ; ) {
+    const outcome = await host.invoker.invoke(fn, { ...input, retryContext });
+    if (outcome.succeeded) return outcome;
+    if (max !== -1 && attempt === max) {
+      say('error', outcome.invocationId, `Function execution failed after '${attempt}' retries.`);
+      return outcome;
+    }
+    attempt++;
+    const error = outcome.timedOut ? undefined : asError(outcome.error);
+    retryContext = {
+      retryCount: attempt,
+      maxRetryCount: max,
+      ...(error && { exception: { message: error.message, stackTrace: error.stack ?? '', source: '' } }),
+    };
+    const delay = delays.next().value as number;
+    say(
+      'debug',
+      outcome.invocationId,
+      `Waiting for \`${timeSpan(delay)}\` before retrying function execution. Next attempt: '${attempt}'. Max retry count: '${max}'.`,
+    );
+    await pauses.pause(delay, host.clock);
+    if (pauses.stopped) {
+      say('warning', outcome.invocationId, 'Invocation cancelled - exiting retry loop.');
+      return outcome;
+    }
+  }
+}
