@@ -4,36 +4,36 @@
  */
 import { cpSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EventHubProducerClient } from '@azure/event-hubs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { repositoryRoot } from '../core/apps.ts';
 import { testDataDir, waitFor } from '../core/testing.ts';
-import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
-import { appPath, eventsLogged, readLog, startEsmHostOnEventHubs } from './test/helpers.ts';
+import type { ComponentUnderTest } from '../stack/test-support.ts';
+import {
+  appPath,
+  type EventHubsStores,
+  eventsLogged,
+  readLog,
+  startEsmHostOnEventHubs,
+  startEventHubsStores,
+} from './test/helpers.ts';
 
 const data = testDataDir();
 const logFile = join(data.dir, 'logs', 'functions.jsonl');
-let blob: ComponentUnderTest;
-let eventHubs: ComponentUnderTest;
 let host: ComponentUnderTest | undefined;
-let producer: EventHubProducerClient;
+let stores: EventHubsStores;
 
 beforeAll(async () => {
-  blob = await startComponent('blob', { port: 0 }, data.dir);
-  eventHubs = await startComponent('eventhubs', { port: 0 }, data.dir);
-  producer = new EventHubProducerClient(eventHubs.endpoints.connectionString as string, 'taskevents');
+  stores = await startEventHubsStores(data.dir);
 });
 
 afterAll(async () => {
-  await producer?.close();
   await host?.stop();
-  await eventHubs?.stop();
-  await blob?.stop();
+  await stores?.stop();
   data.remove();
 });
 
 it('starts a partition without a checkpoint at its end with FromEnd: an event sent before is not run', async () => {
-  await producer.sendBatch([{ body: 'before' }], { partitionId: '0' });
+  await stores.producer.sendBatch([{ body: 'before' }], { partitionId: '0' });
   // The test app, with FromEnd, beside the project's packages.
   const appDir = join(data.dir, 'app-from-end');
   cpSync(appPath('app-esm'), appDir, { recursive: true });
@@ -45,14 +45,14 @@ it('starts a partition without a checkpoint at its end with FromEnd: an event se
       extensions: { http: { routePrefix: '' }, eventHubs: { initialOffsetOptions: { type: 'FromEnd' } } },
     }),
   );
-  host = await startEsmHostOnEventHubs({ blob, eventHubs }, data.dir, logFile, 'oneAtATime', appDir);
+  host = await startEsmHostOnEventHubs(stores, data.dir, logFile, 'oneAtATime', appDir);
   // Events sent before the partition's receiver opens are behind its end too: one a second until one runs.
   let sent = 0;
   await waitFor(
     'an event sent after the receiver opened',
     () => readLog(logFile).some((e) => e.message.startsWith('message "after-')),
     30_000,
-    () => producer.sendBatch([{ body: `after-${++sent}` }], { partitionId: '0' }),
+    () => stores.producer.sendBatch([{ body: `after-${++sent}` }], { partitionId: '0' }),
   );
   // From the start, the partition's first event would have run first.
   expect(eventsLogged(logFile, 'before')).toEqual([]);

@@ -4,50 +4,46 @@
  * crash, cardinality one with binary data.
  */
 import { join } from 'node:path';
-import { EventHubProducerClient } from '@azure/event-hubs';
-import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDataDir, waitFor } from '../core/testing.ts';
-import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
-import { eventsLogged, readLog, startEsmHostOnEventHubs } from './test/helpers.ts';
+import type { ComponentUnderTest } from '../stack/test-support.ts';
+import {
+  type EventHubsStores,
+  eventsLogged,
+  readLog,
+  startEsmHostOnEventHubs,
+  startEventHubsStores,
+} from './test/helpers.ts';
 
 const data = testDataDir();
 const logFile = join(data.dir, 'logs', 'functions.jsonl');
-let blob: ComponentUnderTest;
-let eventHubs: ComponentUnderTest;
 let host: ComponentUnderTest | undefined;
-let producer: EventHubProducerClient;
-let storage: BlobServiceClient;
+let stores: EventHubsStores;
 
 const messages = (text: string) => eventsLogged(logFile, text);
 
 async function startHost(disabled: string) {
   await host?.stop();
-  host = await startEsmHostOnEventHubs({ blob, eventHubs }, data.dir, logFile, disabled);
+  host = await startEsmHostOnEventHubs(stores, data.dir, logFile, disabled);
 }
 
 beforeAll(async () => {
-  blob = await startComponent('blob', { port: 0 }, data.dir);
-  eventHubs = await startComponent('eventhubs', { port: 0 }, data.dir);
-  storage = BlobServiceClient.fromConnectionString(blob.endpoints.connectionString as string);
-  producer = new EventHubProducerClient(eventHubs.endpoints.connectionString as string, 'taskevents');
+  stores = await startEventHubsStores(data.dir);
   await startHost('oneAtATime');
 });
 
 afterAll(async () => {
-  await producer?.close();
   await host?.stop();
-  await eventHubs?.stop();
-  await blob?.stop();
+  await stores?.stop();
   data.remove();
 });
 
 describe('Event Hubs trigger, cardinality many', () => {
   it('delivers batches (maxEventBatchSize 2) with the metadata arrays', async () => {
-    const batch = await producer.createBatch({ partitionId: '0' });
+    const batch = await stores.producer.createBatch({ partitionId: '0' });
     for (const n of [1, 2, 3]) batch.tryAdd({ body: `task-${n}`, properties: { n } });
-    await producer.sendBatch(batch);
-    await producer.sendBatch([{ body: 'task-4' }], { partitionId: '1' });
+    await stores.producer.sendBatch(batch);
+    await stores.producer.sendBatch([{ body: 'task-4' }], { partitionId: '1' });
     for (const n of [1, 2, 3, 4]) await waitFor(`task-${n}`, () => messages(`task-${n}`).length === 1);
     const sizes = readLog(logFile)
       .filter((e) => e.message.startsWith('batch of'))
@@ -66,7 +62,7 @@ describe('Event Hubs trigger, cardinality many', () => {
   });
 
   it('checkpoints in azure-webjobs-eventhub with the extension layout', async () => {
-    const container = storage.getContainerClient('azure-webjobs-eventhub');
+    const container = stores.storage.getContainerClient('azure-webjobs-eventhub');
     const checkpoints = await waitFor('both checkpoints', async () => {
       const found: string[] = [];
       for await (const item of container.listBlobsFlat({ includeMetadata: true })) {
@@ -85,7 +81,7 @@ describe('Event Hubs trigger, cardinality many', () => {
     await startHost('oneAtATime');
     // Its stop released the partitions and the process exited by itself, within the stop grace.
     expect(previous.output.join('\n')).not.toContain('did not stop within');
-    await producer.sendBatch([{ body: 'after-restart' }], { partitionId: '0' });
+    await stores.producer.sendBatch([{ body: 'after-restart' }], { partitionId: '0' });
     await waitFor('after-restart', () => messages('after-restart').length === 1);
     for (const n of [1, 2, 3, 4]) expect(messages(`task-${n}`)).toHaveLength(1);
   });
@@ -99,7 +95,7 @@ describe('Event Hubs trigger, cardinality many', () => {
       () => current.output.filter((line) => line.startsWith('Host started')).length > started,
       20_000,
     );
-    await producer.sendBatch([{ body: 'after-crash' }], { partitionId: '1' });
+    await stores.producer.sendBatch([{ body: 'after-crash' }], { partitionId: '1' });
     await waitFor('after-crash', () => messages('after-crash').length === 1, 60_000);
     for (const text of ['task-1', 'task-4', 'after-restart']) expect(messages(text)).toHaveLength(1);
   });
@@ -108,7 +104,7 @@ describe('Event Hubs trigger, cardinality many', () => {
 describe('Event Hubs trigger, cardinality one', () => {
   it('runs once per event with binary data and single-event metadata', async () => {
     await startHost('ProcessTaskEvents');
-    await producer.sendBatch([{ body: 'single-a' }, { body: 'single-b' }], { partitionId: '0' });
+    await stores.producer.sendBatch([{ body: 'single-a' }, { body: 'single-b' }], { partitionId: '0' });
     const ones = await waitFor('both single events', () => {
       const found = readLog(logFile).filter((e) => e.message.startsWith('one true single-'));
       return found.length === 2 && found;

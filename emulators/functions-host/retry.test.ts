@@ -4,28 +4,23 @@
  * its checkpoint, and a policy exhausted: the trigger moves on.
  */
 import { join } from 'node:path';
-import { EventHubProducerClient } from '@azure/event-hubs';
-import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDataDir, waitFor } from '../core/testing.ts';
 import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
-import { appPath, readLog } from './test/helpers.ts';
+import { appPath, type EventHubsStores, readLog, startEventHubsStores } from './test/helpers.ts';
 
 const data = testDataDir();
 const logFile = join(data.dir, 'logs', 'functions.jsonl');
 const WAIT = 20_000;
-let blob: ComponentUnderTest;
-let eventHubs: ComponentUnderTest;
 let host: ComponentUnderTest | undefined;
-let producer: EventHubProducerClient;
-let storage: BlobServiceClient;
+let stores: EventHubsStores;
 let midnight: string;
 
 async function startHost() {
   await host?.stop();
   const settings = {
-    AzureWebJobsStorage: blob.endpoints.connectionString as string,
-    StreamHubConnection: eventHubs.endpoints.connectionString as string,
+    AzureWebJobsStorage: stores.blob.endpoints.connectionString as string,
+    StreamHubConnection: stores.eventHubs.endpoints.connectionString as string,
   };
   host = await startComponent(
     'functions',
@@ -46,7 +41,7 @@ const delayOf = (message: string) => {
   return ((Number(h) * 60 + Number(m)) * 60 + Number(s)) * 1000;
 };
 const status = async (fn: string) => {
-  const container = storage.getContainerClient('azure-webjobs-hosts');
+  const container = stores.storage.getContainerClient('azure-webjobs-hosts');
   for await (const item of container.listBlobsFlat({ prefix: 'timers/' }))
     if (item.name.endsWith(`/Host.Functions.${fn}/status`))
       return JSON.parse((await container.getBlobClient(item.name).downloadToBuffer()).toString()) as {
@@ -63,18 +58,13 @@ async function retryAfter(fn: string, n: number) {
 }
 
 beforeAll(async () => {
-  blob = await startComponent('blob', { port: 0 }, data.dir);
-  eventHubs = await startComponent('eventhubs', { port: 0 }, data.dir);
-  storage = BlobServiceClient.fromConnectionString(blob.endpoints.connectionString as string);
-  producer = new EventHubProducerClient(eventHubs.endpoints.connectionString as string, 'taskevents');
+  stores = await startEventHubsStores(data.dir);
   await startHost();
 });
 
 afterAll(async () => {
-  await producer?.close();
   await host?.stop();
-  await eventHubs?.stop();
-  await blob?.stop();
+  await stores?.stop();
   data.remove();
 });
 
@@ -136,14 +126,14 @@ describe('timer retry policies', () => {
 
 describe('Event Hubs retry policy', () => {
   it('retries a failed event before its checkpoint: not delivered again after a restart', async () => {
-    await producer.sendBatch([{ body: 'once-1' }], { partitionId: '0' });
+    await stores.producer.sendBatch([{ body: 'once-1' }], { partitionId: '0' });
     expect(await retryAfter('events', 1)).toBe(10_000);
     await waitFor('the retry', () => runs('once-1')[1], WAIT);
     expect(runs('once-1')).toEqual(['once-1 run 1 retry=0/2', 'once-1 run 2 retry=1/2']);
   });
 
   it('moves on past an event whose retries are exhausted, with its checkpoint', async () => {
-    await producer.sendBatch([{ body: 'always-1' }, { body: 'after-1' }], { partitionId: '0' });
+    await stores.producer.sendBatch([{ body: 'always-1' }, { body: 'after-1' }], { partitionId: '0' });
     await retryAfter('events', 2);
     await retryAfter('events', 3);
     await waitFor('the next event', () => runs('after-1')[0], WAIT);
@@ -151,7 +141,7 @@ describe('Event Hubs retry policy', () => {
     expect(lines('events', "Function execution failed after '2' retries.")).toHaveLength(1);
 
     await startHost();
-    await producer.sendBatch([{ body: 'marker' }], { partitionId: '0' });
+    await stores.producer.sendBatch([{ body: 'marker' }], { partitionId: '0' });
     await waitFor('the marker', () => runs('marker')[0], WAIT);
     expect(runs('once-1')).toHaveLength(2);
     expect(runs('always-1')).toHaveLength(3);

@@ -1,6 +1,8 @@
 /** Helpers shared by the functions host's tests. */
 import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { EventHubProducerClient } from '@azure/event-hubs';
+import { BlobServiceClient } from '@azure/storage-blob';
 import { type ComponentUnderTest, startComponent } from '../../stack/test-support.ts';
 
 export const appPath = (name: string) => fileURLToPath(new URL(`./${name}/`, import.meta.url));
@@ -28,6 +30,35 @@ export function startCjsHost(dataDir: string, logFile: string): Promise<Componen
     },
     dataDir,
   );
+}
+
+/** Blob storage and Event Hubs for a functions host under test, with a producer and a storage client. */
+export interface EventHubsStores {
+  blob: ComponentUnderTest;
+  eventHubs: ComponentUnderTest;
+  /** Sends to the topology's `taskevents`. */
+  producer: EventHubProducerClient;
+  storage: BlobServiceClient;
+  /** Closes the producer and stops both stores (stop the host first: it releases its partitions there). */
+  stop(): Promise<void>;
+}
+
+export async function startEventHubsStores(dataDir: string): Promise<EventHubsStores> {
+  const blob = await startComponent('blob', { port: 0 }, dataDir);
+  const eventHubs = await startComponent('eventhubs', { port: 0 }, dataDir);
+  const producer = new EventHubProducerClient(eventHubs.endpoints.connectionString as string, 'taskevents');
+  const storage = BlobServiceClient.fromConnectionString(blob.endpoints.connectionString as string);
+  return {
+    blob,
+    eventHubs,
+    producer,
+    storage,
+    async stop() {
+      await producer.close();
+      await eventHubs.stop();
+      await blob.stop();
+    },
+  };
 }
 
 /**
