@@ -55,28 +55,13 @@ describe('docker-compose.yml', () => {
       const names = Object.keys((plan?.options as { settings: Record<string, string> }).settings);
       expect(Object.keys(settings).sort(), app).toEqual(names.sort());
     }
-    // The embedded function app is told the template's plan, Consumption (WEBSITE_SKU); compose's
-    // containers are not (Microsoft's image runs as a dedicated host).
-    const functions = embedded.components.find((component) => component.name === 'functions');
-    expect((functions?.options as { sku?: string }).sku).toBe('Dynamic');
     // …and those settings are what the file's containers get.
     const services = committed().services as Record<string, Service>;
     for (const [app, settings] of Object.entries(compose))
       expect(services[app]?.environment).toMatchObject(settings);
   });
 
-  it('gives a setting named like a vault secret as a Key Vault reference, as the template does; compose keeps the value', () => {
-    const ports = stackPorts(apps);
-    const plan = wire(ports, secrets, data.dir, topology, apps).components.find(
-      (c) => c.name === 'functions',
-    );
-    const options = plan?.options as { settings: Record<string, string>; keyVaults: Record<string, string> };
-    expect(options.settings.DocumentDbConnection).toBe(
-      '@Microsoft.KeyVault(VaultName=taskstack;SecretName=DocumentDbConnection)',
-    );
-    // The host maps the reference's vault name to the stack's vault, and starts after it.
-    expect(options.keyVaults).toEqual({ taskstack: `https://127.0.0.1:${ports.keyvault}/` });
-    expect(plan?.startAfter).toEqual(expect.arrayContaining(['keyvault', 'identity']));
+  it('gives a setting named like a vault secret as a Key Vault reference in the template; compose keeps the value', () => {
     const azure = siteSettings(topology, 'functions', apps.functions?.settings ?? {}).settings;
     expect(azure.find((setting) => setting.name === 'DocumentDbConnection')?.value).toBe(
       "[format('@Microsoft.KeyVault(VaultName={0};SecretName=DocumentDbConnection)', variables('vaultName'))]",
