@@ -96,6 +96,13 @@ const MAX_RESTARTS_PER_MINUTE = 3;
 export const ANSWER_WITHIN_MS = 5_000;
 
 /**
+ * Whether a child process runs and can be asked something. Node may see a process's exit before the
+ * end of its IPC channel, which stays `connected` for that moment: a message sent then is never answered.
+ */
+const answering = (child: ChildProcess | undefined): child is ChildProcess =>
+  child?.connected === true && child.exitCode === null && child.signalCode === null;
+
+/**
  * One component running in its own Node process: started with `start` over IPC, its output
  * prefixed on the console and written to its log file, restarted if it dies unexpectedly.
  */
@@ -188,7 +195,7 @@ export class ComponentProcess {
     // A prepared process that died meanwhile (its exit went unwatched: it had started nothing) is replaced.
     const prepared = this.#prepared;
     this.#prepared = undefined;
-    const child = prepared?.connected ? prepared : this.#spawn();
+    const child = answering(prepared) ? prepared : this.#spawn();
     this.#child = child;
     return new Promise((resolve, reject) => {
       child.on('message', (message: FromComponent) => {
@@ -269,17 +276,18 @@ export class ComponentProcess {
   async setClock(shifts: readonly ClockShift[]): Promise<void> {
     this.start.shifts = [...shifts];
     const child = this.#child;
-    if (!child?.connected) return;
+    if (!answering(child)) return;
     // A process that exits before it answers (stopped, crashed) is not running: its next start takes
     // the history from `start`, so only a running one's failure fails the move. One that does not
     // answer has the message queued and takes the move when it answers again.
     await this.request({ type: 'clock', shifts: this.start.shifts }, ANSWER_WITHIN_MS).catch(
       (error: Error) => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
         if (error instanceof NotAnsweringError)
           throw new NotAnsweringError(
             `the clock moved, but ${error.message}: it takes the move once it answers again`,
           );
-        if (child.exitCode === null && child.signalCode === null) throw error;
+        throw error;
       },
     );
   }
@@ -291,7 +299,7 @@ export class ComponentProcess {
 
   /** Whether the component's process runs (it may be between a crash and its restart). */
   get running(): boolean {
-    return this.#child?.connected === true;
+    return answering(this.#child);
   }
 
   /**
@@ -303,7 +311,7 @@ export class ComponentProcess {
     timeoutMs?: number,
   ): Promise<unknown> {
     const child = this.#child;
-    if (!child?.connected) return Promise.reject(new Error(`${this.name} is not running`));
+    if (!answering(child)) return Promise.reject(new Error(`${this.name} is not running`));
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       const timer =
