@@ -1,3 +1,4 @@
+import { isTrue } from './auth.ts';
 import type { Container } from './container.ts';
 import { CosmosError, errors } from './errors.ts';
 import { type Item, normalizePartitionKey } from './model.ts';
@@ -14,7 +15,11 @@ interface BatchOperation {
 
 const MAX_BATCH = 100;
 
-/** A transactional batch: all operations apply, or none does and the first failure is reported (207). */
+/**
+ * A batch request: a transactional batch (all operations apply, or none does and the first failure is
+ * reported, 207), or, when the SDK sends `x-ms-cosmos-batch-atomic: false` (bulk), operations that each
+ * stand alone.
+ */
 export async function batch(request: CosmosRequest, service: Service, target: Container): Promise<Reply> {
   const operations = await request.body();
   if (!Array.isArray(operations)) throw errors.invalidPayload();
@@ -24,6 +29,11 @@ export async function batch(request: CosmosRequest, service: Service, target: Co
     );
   }
   const batchPk = partitionKey(request);
+  const { headers } = request;
+  if (String(headers['x-ms-cosmos-batch-atomic']).toLowerCase() === 'false') {
+    const continueOnError = isTrue(headers['x-ms-cosmos-batch-continue-on-error']);
+    return commit(target, service, bulk(target, operations, batchPk, continueOnError));
+  }
   const results: Record<string, unknown>[] = [];
   try {
     target.transaction(() => {
@@ -39,13 +49,38 @@ export async function batch(request: CosmosRequest, service: Service, target: Co
   } catch (error) {
     if (!(error instanceof BatchFailure)) throw error;
     const failed = operations.map((_, index) =>
-      index === error.index
-        ? { statusCode: error.cause.status, requestCharge: 1 }
-        : { statusCode: 424, requestCharge: 0 },
+      index === error.index ? failure(error.cause) : FAILED_DEPENDENCY,
     );
     return { status: 207, body: failed };
   }
   return commit(target, service, { status: 200, body: results });
+}
+
+const FAILED_DEPENDENCY = { statusCode: 424, requestCharge: 0 };
+const failure = (error: CosmosError) => ({ statusCode: error.status, requestCharge: 1 });
+
+/**
+ * Bulk: each operation applies or fails on its own, in order; a failure undoes none of the others. Without
+ * continue-on-error the rest are not attempted (424). 207 when any failed, as for a batch.
+ */
+function bulk(
+  target: Container,
+  operations: BatchOperation[],
+  batchPk: string | undefined,
+  continueOnError: boolean,
+): Reply {
+  let failed = false;
+  const results = operations.map((operation) => {
+    if (failed && !continueOnError) return FAILED_DEPENDENCY;
+    try {
+      return target.transaction(() => runOperation(target, operation ?? {}, batchPk));
+    } catch (error) {
+      if (!(error instanceof CosmosError)) throw error;
+      failed = true;
+      return failure(error);
+    }
+  });
+  return { status: failed ? 207 : 200, body: results };
 }
 
 class BatchFailure extends Error {

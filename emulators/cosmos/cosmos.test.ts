@@ -185,6 +185,20 @@ describe('documents', () => {
     expect(failed.result?.map((r) => r.statusCode)).toEqual([424, 409]);
     expect((await container.item('b3', 'bat').read()).statusCode).toBe(404);
   });
+
+  it('runs bulk operations one by one: a failure undoes nothing, and stops the rest only when asked', async () => {
+    await container.items.create({ id: 'k0', owner: 'bulk' });
+    const creates = (...ids: string[]): OperationInput[] =>
+      ids.map((id) => ({ operationType: 'Create', resourceBody: { id, owner: 'bulk' } }));
+    const all = await container.items.bulk(creates('k1', 'k0', 'k2'));
+    expect(all.map((r) => r.statusCode)).toEqual([201, 409, 201]);
+    const stopped = await container.items.bulk(creates('k3', 'k0', 'k4'), { continueOnError: false });
+    expect(stopped.map((r) => r.statusCode)).toEqual([201, 409, 424]);
+    const { resources } = await container.items
+      .query('SELECT VALUE c.id FROM c WHERE c.owner = "bulk"')
+      .fetchAll();
+    expect(resources.sort()).toEqual(['k0', 'k1', 'k2', 'k3']);
+  });
 });
 
 describe('queries', () => {
