@@ -321,4 +321,40 @@ describe('queries', () => {
     expect(error.code).toBe(400);
     expect(error.body.message.split('\r\n')[0]).toBe(`Message: {"errors":[${detail}]}`);
   });
+
+  it.each([
+    ['SELECT * FROM c WHERE a.id = "q1"', 22, 'a'],
+    // An output name is no alias.
+    ['SELECT c.id, "x" AS x FROM c WHERE c.owner = "nobody" AND x = 1', 58, 'x'],
+    // Refused before the query runs: the engine failed only where it evaluated the name (no item has tags).
+    [
+      'SELECT VALUE t FROM c JOIN t IN c.tags WHERE EXISTS(SELECT VALUE u FROM u IN c.tags WHERE u = t2)',
+      94,
+      't2',
+    ],
+  ])('refuses a name that is no alias in scope with Cosmos’s SC2001: %s', async (query, start, name) => {
+    const error = await container.items
+      .query(query)
+      .fetchAll()
+      .catch((e) => e);
+    expect(error.code).toBe(400);
+    const detail = { severity: 'Error', location: { start, end: start + name.length }, code: 'SC2001' };
+    expect(error.body.message.split('\r\n')[0]).toBe(
+      `Message: {"errors":[${JSON.stringify({ ...detail, message: `Identifier '${name}' could not be resolved.` })}]}`,
+    );
+  });
+
+  it('resolves the aliases a query declares: FROM, AS, JOIN, IN and subqueries', async () => {
+    await container.items.create({ id: 'al', owner: 'alias', n: 1000, tags: ['al', 'x'] });
+    for (const [query, expected] of [
+      ['SELECT VALUE r.id FROM root r WHERE r.n = 1000', ['al']],
+      ['SELECT c.id AS x, {a: c.n}.a AS b FROM c', [{ x: 'al', b: 1000 }]],
+      ['SELECT VALUE t FROM c JOIN t IN c.tags', ['al', 'x']],
+      ['SELECT VALUE ARRAY(SELECT VALUE u FROM u IN c.tags WHERE u = c.id) FROM c', [['al']]],
+      ['SELECT VALUE v FROM v IN c.tags', ['al', 'x']],
+    ] as const) {
+      const { resources } = await container.items.query(query, { partitionKey: 'alias' }).fetchAll();
+      expect(resources, query).toEqual(expected);
+    }
+  });
 });

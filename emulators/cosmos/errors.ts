@@ -35,6 +35,11 @@ export const errors = {
     ),
   tooLarge: () => new CosmosError(413, 'RequestEntityTooLarge', 'Request size is too large.'),
   badRequest: (message: string) => new CosmosError(400, 'BadRequest', message),
+  /** A query's error: Cosmos lists it as JSON inside the message, with the offending span. */
+  sql: ({ start, end, code, message }: { start: number; end: number; code?: string; message: string }) =>
+    errors.badRequest(
+      `Message: ${JSON.stringify({ errors: [{ severity: 'Error', location: { start, end }, ...(code && { code }), message }] })}`,
+    ),
   invalidPayload: () =>
     new CosmosError(
       400,

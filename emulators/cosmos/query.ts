@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { errors } from './errors.ts';
+import { checkIdentifiers } from './scope.ts';
 
 type Engine = typeof import('@zeit/cosmosdb-query');
 type Query = ReturnType<Engine['default']>;
@@ -32,19 +33,11 @@ function compile(text: string): Query {
       throw syntaxError(text, error);
     }
     checkFunctions(text, parsed.ast);
+    checkIdentifiers(text, parsed.ast);
     if (compiled.size >= CACHE_SIZE) compiled.delete(compiled.keys().next().value as string);
     compiled.set(text, parsed);
   }
   return parsed;
-}
-
-/** Cosmos reports SQL errors as a JSON list inside the message, with the offending span. */
-function sqlError(error: { start: number; end: number; code?: string; message: string }) {
-  const { start, end, code, message } = error;
-  const detail = {
-    errors: [{ severity: 'Error', location: { start, end }, ...(code && { code }), message }],
-  };
-  return errors.badRequest(`Message: ${JSON.stringify(detail)}`);
 }
 
 function syntaxError(text: string, error: unknown) {
@@ -53,7 +46,7 @@ function syntaxError(text: string, error: unknown) {
     error as unknown as { location: { start: { offset: number }; end: { offset: number } } }
   ).location;
   const near = text.slice(start.offset).split(/\s/)[0] || text.slice(Math.max(0, start.offset - 1));
-  return sqlError({
+  return errors.sql({
     start: start.offset,
     end: Math.max(end.offset, start.offset + near.length),
     code: 'SC1001',
@@ -107,21 +100,21 @@ function checkFunctions(text: string, ast: unknown) {
     const start = new RegExp(`${written.replace('.', '\\.')}\\s*\\(`, 'i').exec(text)?.index ?? 0;
     const span = { start, end: start + written.length };
     if (ignoreCase)
-      throw sqlError({
+      throw errors.sql({
         ...span,
         message: `The ignore-case argument of ${name} is not supported by this emulator.`,
       });
     if (udf)
-      throw sqlError({
+      throw errors.sql({
         ...span,
         message: `User-defined functions (${written}) are not supported by this emulator.`,
       });
     if (AZURE_FUNCTIONS.has(upper))
-      throw sqlError({
+      throw errors.sql({
         ...span,
         message: `The built-in function ${name} is not supported by this emulator.`,
       });
-    throw sqlError({
+    throw errors.sql({
       ...span,
       code: 'SC2005',
       message: `'${name}' is not a recognized built-in function name.`,
