@@ -183,6 +183,16 @@ function checkDocument(body: unknown): Record<string, unknown> & { id: string } 
       `The input name '${String(doc.id)}' is invalid. Ensure to provide a unique non-empty string less than '1024' characters.`,
     );
   }
+  if ('ttl' in doc && !validTtl(doc.ttl)) {
+    const shown = typeof doc.ttl === 'object' && doc.ttl !== null ? JSON.stringify(doc.ttl) : String(doc.ttl);
+    throw errors.badRequest(
+      `Message: {"Errors":["The input ttl '${shown}' is invalid. Ensure to provide a nonzero positive integer less than or equal to '2147483647', or '-1' which means never expire."]}`,
+    );
+  }
   if (Buffer.byteLength(JSON.stringify(doc)) > MAX_ITEM_BYTES) throw errors.tooLarge();
   return doc as Record<string, unknown> & { id: string };
 }
+
+/** An item's time to live: -1 (never expire) or whole seconds up to Cosmos's int32 limit. */
+const validTtl = (ttl: unknown) =>
+  ttl === -1 || (Number.isInteger(ttl) && (ttl as number) > 0 && (ttl as number) <= 2147483647);

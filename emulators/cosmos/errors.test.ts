@@ -97,6 +97,37 @@ describe('authorization and bad input', () => {
     const oversized = await fetch(`${cosmos.endpoint}dbs`, { headers: { 'x-big': 'y'.repeat(70 * 1024) } });
     expect(oversized.status).toBe(400);
   });
+
+  it('refuses an item ttl that is not -1 or a positive integer with 400, on every write, writing nothing', async () => {
+    const container = cosmos.client().database('TestDB').container('Tasks');
+    await container.items.create({ id: 'ttl', owner: 'ann', ttl: -1 });
+    // The SDK types ttl as a number; the service is what refuses the others.
+    const writes = [
+      (ttl: number) => container.items.create({ id: 'ttl2', owner: 'ann', ttl }),
+      (ttl: number) => container.items.upsert({ id: 'ttl', owner: 'ann', ttl }),
+      (ttl: number) => container.item('ttl', 'ann').replace({ id: 'ttl', owner: 'ann', ttl }),
+      (ttl: number) => container.item('ttl', 'ann').patch([{ op: 'set', path: '/ttl', value: ttl }]),
+    ];
+    for (const [ttl, shown] of [
+      [0, '0'],
+      [-10, '-10'],
+      [null, 'null'],
+      [1.5, '1.5'],
+      [2 ** 31, '2147483648'],
+    ] as const) {
+      for (const write of writes) {
+        const error = await write(ttl as number).catch((e) => e);
+        expect(error.code, `${shown} ${write}`).toBe(400);
+        expect(error.body.message.split('\r\n')[0]).toBe(
+          `Message: {"Errors":["The input ttl '${shown}' is invalid. Ensure to provide a nonzero positive integer less than or equal to '2147483647', or '-1' which means never expire."]}`,
+        );
+      }
+    }
+    expect((await container.item('ttl2', 'ann').read()).statusCode).toBe(404);
+    expect((await container.item('ttl', 'ann').read()).resource.ttl).toBe(-1);
+    const kept = await container.items.upsert({ id: 'ttl', owner: 'ann', ttl: 2147483647 });
+    expect(kept.resource?.ttl).toBe(2147483647);
+  });
 });
 
 it('reports healthy once listening', async () => {
