@@ -5,7 +5,6 @@ import type { LogRecord } from './store.ts';
 
 /** Cosmos's largest document: 2 MB of JSON. */
 export const MAX_ITEM_BYTES = 2 * 1024 * 1024;
-const ILLEGAL_ID = /[/\\#?]/;
 
 interface Entry {
   item: Item;
@@ -178,7 +177,8 @@ function checkDocument(body: unknown): Record<string, unknown> & { id: string } 
       "The input content is invalid because the required properties - 'id; ' - are missing",
     );
   }
-  if (typeof doc.id !== 'string' || ILLEGAL_ID.test(doc.id) || doc.id.length > 1023) {
+  // Azure stores ids with '/', '\', '?' or '#' (the SDK refuses all but '?' itself); only the length is checked.
+  if (typeof doc.id !== 'string' || doc.id.length > 1023) {
     throw errors.badRequest(
       `The input name '${String(doc.id)}' is invalid. Ensure to provide a unique non-empty string less than '1024' characters.`,
     );

@@ -79,7 +79,8 @@ export function createCosmosServer(options: CosmosServerOptions): Server {
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const activityId = randomUUID();
     try {
-      const pathname = (req.url ?? '/').split('?')[0] as string;
+      // Cosmos has no query strings: a '?' is part of an id (the SDK leaves it unescaped), as Azure reads it.
+      const pathname = req.url ?? '/';
       const target = parseTarget(pathname);
       if (!target) throw errors.resourceNotFound();
       const credential = checkAuthorization(req.headers, req.method ?? '', target, options.masterKey);
