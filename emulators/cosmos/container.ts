@@ -47,11 +47,7 @@ export class Container {
   ) {
     const doc = checkDocument(body);
     const pk = partitionKeyOf(this.resource.partitionKey, doc);
-    if (pkHeader !== undefined && pkHeader !== pk) {
-      throw errors.badRequest(
-        "PartitionKey extracted from document doesn't match the one specified in the header. Learn more: https://aka.ms/CosmosDB/sql/errors/wrong-pk-value",
-      );
-    }
+    if (pkHeader !== undefined && pkHeader !== pk) throw errors.wrongPartitionKey();
     if (opts.urlId !== undefined && opts.urlId !== doc.id) {
       throw errors.badRequest('The value of the id in the URL and the id in the body must be the same.');
     }

@@ -132,6 +132,20 @@ describe('documents', () => {
     expect(slash?.statusCode).toBe(201);
   });
 
+  it('refuses a body whose partition key is not the one addressed with 400, substatus 1001, Azure’s text', async () => {
+    await container.items.create({ id: 'pk', owner: 'ann' });
+    const moved = await container
+      .item('pk', 'ann')
+      .replace({ id: 'pk', owner: 'bob' })
+      .catch((e) => e);
+    expect(moved.code).toBe(400);
+    expect(moved.substatus).toBe(1001);
+    expect(moved.body.message.split('\r\n')[0]).toBe(
+      'Message: {"Errors":["PartitionKey extracted from document doesn\'t match the one specified in the header. Learn more: https:\\/\\/aka.ms\\/CosmosDB\\/sql\\/errors\\/wrong-pk-value"]}',
+    );
+    expect((await container.item('pk', 'ann').read()).resource?.owner).toBe('ann');
+  });
+
   it('refuses a duplicate id in the same partition with 409, allows it in another', async () => {
     await container.items.create({ id: 'dup', owner: 'ann' });
     const error = await container.items.create({ id: 'dup', owner: 'ann' }).catch((e) => e);

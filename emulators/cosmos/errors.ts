@@ -35,6 +35,14 @@ export const errors = {
     ),
   tooLarge: () => new CosmosError(413, 'RequestEntityTooLarge', 'Request size is too large.'),
   badRequest: (message: string) => new CosmosError(400, 'BadRequest', message),
+  /** The body's partition key is not the request's (substatus 1001); the service escapes '/' in its JSON. */
+  wrongPartitionKey: () =>
+    new CosmosError(
+      400,
+      'BadRequest',
+      'Message: {"Errors":["PartitionKey extracted from document doesn\'t match the one specified in the header. Learn more: https:\\/\\/aka.ms\\/CosmosDB\\/sql\\/errors\\/wrong-pk-value"]}',
+      1001,
+    ),
   /** A query's error: Cosmos lists it as JSON inside the message, with the offending span. */
   sql: ({ start, end, code, message }: { start: number; end: number; code?: string; message: string }) =>
     errors.badRequest(
