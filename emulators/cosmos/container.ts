@@ -173,8 +173,9 @@ function checkDocument(body: unknown): Record<string, unknown> & { id: string } 
       "The input content is invalid because the required properties - 'id; ' - are missing",
     );
   }
-  // Azure stores ids with '/', '\', '?' or '#' (the SDK refuses all but '?' itself); only the length is checked.
-  if (typeof doc.id !== 'string' || doc.id.length > 1023) {
+  // Azure stores ids with '/', '\', '?' or '#' (the SDK refuses all but '?' itself); only the length is
+  // checked, in bytes of UTF-8 though the text says characters.
+  if (typeof doc.id !== 'string' || Buffer.byteLength(doc.id) > 1023) {
     throw errors.badRequest(
       `The input name '${String(doc.id)}' is invalid. Ensure to provide a unique non-empty string less than '1024' characters.`,
     );

@@ -98,6 +98,19 @@ describe('authorization and bad input', () => {
     expect(oversized.status).toBe(400);
   });
 
+  it('limits an item id to 1023 bytes of UTF-8, not 1023 characters, with Azure’s 400 text', async () => {
+    const container = cosmos.client().database('TestDB').container('Tasks');
+    for (const id of ['x'.repeat(1023), `${'é'.repeat(511)}x`])
+      expect((await container.items.create({ id, owner: 'ann' })).statusCode).toBe(201);
+    for (const id of ['x'.repeat(1024), 'é'.repeat(512)]) {
+      const error = await container.items.create({ id, owner: 'ann' }).catch((e) => e);
+      expect(error.code).toBe(400);
+      expect(error.body.message.split('\r\n')[0]).toBe(
+        `The input name '${id}' is invalid. Ensure to provide a unique non-empty string less than '1024' characters.`,
+      );
+    }
+  });
+
   it('refuses an item ttl that is not -1 or a positive integer with 400, on every write, writing nothing', async () => {
     const container = cosmos.client().database('TestDB').container('Tasks');
     await container.items.create({ id: 'ttl', owner: 'ann', ttl: -1 });
