@@ -76,15 +76,33 @@ export async function runPipeline(
     if (!(outcome instanceof Failure))
       ex.trace.add('gateway', `policy failed: ${(outcome as Error).message}`);
     // Anything else that failed is APIM's generic 500.
-    ex.response = outcome instanceof Failure ? outcome.answer : backendFailed(ex.requestId);
-    try {
-      await runSection(pipeline['on-error'], 'on-error', ex, deps);
-    } catch (inner) {
-      if (inner instanceof Final || inner instanceof Failure) return inner.answer;
-      ex.trace.add('on-error', `failed: ${(inner as Error).message}`);
-    }
-    return ex.response;
+    return runOnError(
+      ex,
+      pipeline,
+      deps,
+      outcome instanceof Failure ? outcome.answer : backendFailed(ex.requestId),
+    );
   }
+}
+
+/**
+ * An error's answer through the on-error section, which may change or replace it. Also for the gateway's
+ * own refusals before the policies (APIM's SubscriptionKeyNotFound / SubscriptionKeyInvalid).
+ */
+export async function runOnError(
+  ex: Exchange,
+  pipeline: Pipeline,
+  deps: PipelineDeps,
+  answer: GatewayResponse,
+): Promise<GatewayResponse> {
+  ex.response = answer;
+  try {
+    await runSection(pipeline['on-error'], 'on-error', ex, deps);
+  } catch (inner) {
+    if (inner instanceof Final || inner instanceof Failure) return inner.answer;
+    ex.trace.add('on-error', `failed: ${(inner as Error).message}`);
+  }
+  return ex.response;
 }
 
 const context = (ex: Exchange): Model =>

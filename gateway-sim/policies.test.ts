@@ -126,6 +126,28 @@ describe('gateway: the policy interpreter', () => {
     expect((await call('three')).status).toBe(200);
   });
 
+  it('a refused subscription key runs on-error as well (APIM: SubscriptionKeyNotFound, SubscriptionKeyInvalid); the 401 is otherwise unchanged', async () => {
+    const before = web.seen.length;
+    for (const [headers, message] of [
+      [{}, 'missing subscription key. Make sure to include subscription key when making requests to an API.'],
+      [
+        { [KEY]: 'b'.repeat(32) },
+        'invalid subscription key. Make sure to provide a valid key for an active subscription.',
+      ],
+    ] as const) {
+      const refused = await fetch(`${gw.url}/web/api/tasks`, { headers });
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('x-error')).toBe('on-error ran');
+      expect(refused.headers.get('www-authenticate')).toBe(
+        `AzureApiManagementKey realm="${gw.url}/web",name="${KEY}",type="header"`,
+      );
+      expect(await refused.text()).toBe(
+        `{ "statusCode": 401, "message": "Access denied due to ${message}" }`,
+      );
+    }
+    expect(web.seen.length).toBe(before);
+  });
+
   it('rewrite-uri with a template parameter and copy-unmatched-params="false"; set-backend-service', async () => {
     const response = await fetch(`${gw.url}/web/api/tasks/42?dropped=1`, { headers: { [KEY]: key } });
     expect(response.status).toBe(200);

@@ -13,7 +13,13 @@ import {
   notFound,
 } from './errors.ts';
 import { endToEnd } from './forward.ts';
-import { type GatewayResponse, type PipelineDeps, runPipeline } from './pipeline.ts';
+import {
+  type Exchange,
+  type GatewayResponse,
+  type PipelineDeps,
+  runOnError,
+  runPipeline,
+} from './pipeline.ts';
 import { Query } from './query.ts';
 import type { Pipeline } from './scopes.ts';
 import type { Caller, SubscriptionRegistry } from './subscriptions.ts';
@@ -175,27 +181,13 @@ export function gatewayHandler(options: RoutesOptions) {
     headers['x-forwarded-for'] = [forwardedFor, req.socket.remoteAddress].filter(Boolean).join(', ');
     delete headers['ocp-apim-trace'];
     const preflight = req.method === 'OPTIONS' && req.method !== operation.method;
-    let caller: Caller | undefined;
-    if (api.subscriptionRequired && !preflight) {
-      const checked = checkKey(api, req, url, trace);
-      if (checked.refusal) return finish(checked.refusal);
-      caller = checked.caller;
-    }
-    const pipeline = (operation.pipelines.get(caller?.subscription.product ?? '') ??
-      operation.pipelines.get('')) as Pipeline;
-    // Only a cors policy answers a preflight; without one the operation does not exist for OPTIONS.
-    if (preflight && !pipeline.inbound.some((step) => step.policy === 'cors')) {
-      trace.add('routing', 'a CORS preflight, and no cors policy applies');
-      return finish(notFound());
-    }
-    const exchange = {
+    const exchange: Exchange = {
       requestId,
       req,
       url,
       api,
       operation,
       params,
-      caller,
       headers,
       backendBase: api.serviceUrl,
       backendPath: matchedApi.rest,
@@ -204,6 +196,22 @@ export function gatewayHandler(options: RoutesOptions) {
       answerHeaders: {},
       trace,
     };
+    if (api.subscriptionRequired && !preflight) {
+      const checked = checkKey(api, req, url, trace);
+      // APIM's refusal is an error of the pipeline: on-error runs (no product scope: no valid subscription).
+      if (checked.refusal) {
+        const unscoped = operation.pipelines.get('') as Pipeline;
+        return finish(await runOnError(exchange, unscoped, options, checked.refusal), exchange.answerHeaders);
+      }
+      exchange.caller = checked.caller;
+    }
+    const pipeline = (operation.pipelines.get(exchange.caller?.subscription.product ?? '') ??
+      operation.pipelines.get('')) as Pipeline;
+    // Only a cors policy answers a preflight; without one the operation does not exist for OPTIONS.
+    if (preflight && !pipeline.inbound.some((step) => step.policy === 'cors')) {
+      trace.add('routing', 'a CORS preflight, and no cors policy applies');
+      return finish(notFound());
+    }
     return finish(await runPipeline(exchange, pipeline, options), exchange.answerHeaders);
   };
 }
