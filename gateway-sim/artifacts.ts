@@ -35,6 +35,8 @@ export interface Api {
   keyQuery: string;
   authorizationServer?: string;
   operations: Operation[];
+  /** The API scope's effective policy (global → API), for an error before any operation matched. */
+  pipeline: Pipeline;
 }
 
 export interface SubscriptionDefinition {
@@ -49,6 +51,8 @@ export interface SubscriptionDefinition {
 
 export interface GatewayConfig {
   apis: Api[];
+  /** The global scope's policy, for an error before any API matched. */
+  pipeline: Pipeline;
   products: { name: string; displayName: string; apis: string[] }[];
   subscriptions: SubscriptionDefinition[];
   /** Authorization servers with named values resolved (clientSecret included: never log this). */
@@ -128,6 +132,7 @@ export function loadArtifacts(dir: string, namedValues: Record<string, string>):
         keyQuery: p.subscriptionKeyParameterNames.query,
         authorizationServer: p.authenticationSettings?.oAuth2?.authorizationServerId,
         operations,
+        pipeline: scopes.compose([global, apiLayer]),
       };
     });
   for (const product of products)
@@ -200,6 +205,7 @@ export function loadArtifacts(dir: string, namedValues: Record<string, string>):
 
   return {
     apis,
+    pipeline: scopes.compose([global]),
     products: products.map(({ layer: _, ...rest }) => rest),
     subscriptions,
     authorizationServers,

@@ -176,8 +176,9 @@ export interface ExpressionFacts {
   headers: Record<string, string | string[] | undefined>;
   ipAddress: string;
   subscription?: { id: string; name: string; key: string };
-  api: { name: string; path: string };
-  operation: { name: string; method: string; urlTemplate: string };
+  /** Absent for an error before an API (or an operation) matched: `context.Api` is then null. */
+  api?: { name: string; path: string };
+  operation?: { name: string; method: string; urlTemplate: string };
   variables: Map<string, string>;
   responseStatus?: number;
 }
@@ -198,12 +199,14 @@ export function expressionContext(facts: ExpressionFacts): Model {
   return {
     RequestId: '',
     Subscription: sub ? { Id: sub.id, Name: sub.name, Key: sub.key } : null,
-    Api: { Name: facts.api.name, Path: facts.api.path },
-    Operation: {
-      Name: facts.operation.name,
-      Method: facts.operation.method,
-      UrlTemplate: facts.operation.urlTemplate,
-    },
+    Api: facts.api ? { Name: facts.api.name, Path: facts.api.path } : null,
+    Operation: facts.operation
+      ? {
+          Name: facts.operation.name,
+          Method: facts.operation.method,
+          UrlTemplate: facts.operation.urlTemplate,
+        }
+      : null,
     Request: {
       Method: facts.method,
       IpAddress: facts.ipAddress,

@@ -29,8 +29,9 @@ export interface Exchange {
   requestId: string;
   req: IncomingMessage;
   url: URL;
-  api: Api;
-  operation: Operation;
+  /** Absent when the request matched no API (or no operation): only on-error runs then. */
+  api?: Api;
+  operation?: Operation;
   /** Template parameters matched in the path. */
   params: Record<string, string>;
   caller?: Caller;
@@ -116,8 +117,8 @@ const context = (ex: Exchange): Model =>
       name: ex.caller.subscription.displayName,
       key: ex.caller.key,
     },
-    api: { name: ex.api.name, path: ex.api.path },
-    operation: {
+    api: ex.api && { name: ex.api.name, path: ex.api.path },
+    operation: ex.operation && {
       name: ex.operation.name,
       method: ex.operation.method,
       urlTemplate: ex.operation.urlTemplate,
@@ -211,7 +212,7 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
       });
     }
     case 'mock-response': {
-      const example = ex.operation.examples[String(step.status)]?.[step.contentType];
+      const example = ex.operation?.examples[String(step.status)]?.[step.contentType];
       const body =
         example === undefined ? '' : typeof example === 'string' ? example : JSON.stringify(example);
       note(

@@ -46,6 +46,15 @@ function prepare(dir: string) {
 </return-response>`),
   );
   policy('products/task-manager.xml', sections('<quota calls="1" renewal-period="3600" />'));
+  // on-error at the global and API scopes, to see which scopes an error passes through.
+  const onError = (name: string, base = '<base />') =>
+    `<on-error>${base}<set-header name="${name}" exists-action="override"><value>@("ran for " + context.Response.StatusCode)</value></set-header></on-error>`;
+  editArtifact(dir, 'policies/global.xml', (text) =>
+    text.replace('<on-error />', onError('x-global-error', '')),
+  );
+  editArtifact(dir, 'policies/apis/task-manager-web-api.xml', (text) =>
+    text.replace(/<on-error>[\s\S]*<\/on-error>/, onError('x-api-error')),
+  );
   editArtifact(dir, 'policies/apis/task-manager-web-api.xml', (text) =>
     text.replace(
       '<rewrite-uri template="/api/tasks" />',
@@ -146,6 +155,20 @@ describe('gateway: the policy interpreter', () => {
       );
     }
     expect(web.seen.length).toBe(before);
+  });
+
+  it('no operation matched (APIM: OperationNotFound) runs on-error of the scopes known: global and the API, if one matched', async () => {
+    const errorHeaders = (response: Response) =>
+      Object.fromEntries([...response.headers].filter(([name]) => name.endsWith('-error')));
+    for (const [path, expected] of [
+      ['/web/api/nothing', { 'x-global-error': 'ran for 404', 'x-api-error': 'ran for 404' }],
+      ['/nothing/here', { 'x-global-error': 'ran for 404' }],
+    ] as const) {
+      const response = await fetch(`${gw.url}${path}`, { headers: { [KEY]: key } });
+      expect(response.status).toBe(404);
+      expect(errorHeaders(response)).toEqual(expected);
+      expect(await response.text()).toBe('{ "statusCode": 404, "message": "Resource not found" }');
+    }
   });
 
   it('rewrite-uri with a template parameter and copy-unmatched-params="false"; set-backend-service', async () => {

@@ -166,43 +166,44 @@ export function gatewayHandler(options: RoutesOptions) {
     const config = options.config();
     const matchedApi = matchApi(config, url.pathname);
     const matched = matchedApi && matchOperation(matchedApi.api, req.method ?? 'GET', matchedApi.rest);
-    if (!matchedApi || !matched) {
-      trace.add(
-        'routing',
-        matchedApi ? `no operation of ${matchedApi.api.displayName} matches` : 'no API matches',
-      );
-      return finish(notFound());
-    }
-    const { api } = matchedApi;
-    const { operation, params } = matched;
-    trace.add('routing', `API ${api.displayName}, operation ${operation.displayName} (${operation.name})`);
     const headers = endToEnd(req.headers);
     const forwardedFor = req.headers['x-forwarded-for'];
     headers['x-forwarded-for'] = [forwardedFor, req.socket.remoteAddress].filter(Boolean).join(', ');
     delete headers['ocp-apim-trace'];
-    const preflight = req.method === 'OPTIONS' && req.method !== operation.method;
     const exchange: Exchange = {
       requestId,
       req,
       url,
-      api,
-      operation,
-      params,
+      api: matchedApi?.api,
+      operation: matched?.operation,
+      params: matched?.params ?? {},
       headers,
-      backendBase: api.serviceUrl,
-      backendPath: matchedApi.rest,
+      backendBase: matchedApi?.api.serviceUrl ?? '',
+      backendPath: matchedApi?.rest ?? url.pathname,
       query: Query.ofTarget(req.url ?? ''),
       variables: new Map<string, string>(),
       answerHeaders: {},
       trace,
     };
+    // APIM's own errors (OperationNotFound, SubscriptionKeyNotFound / Invalid) go through on-error too,
+    // of the scopes known at that point.
+    const fail = async (answer: GatewayAnswer, scopes: Pipeline) =>
+      finish(await runOnError(exchange, scopes, options, answer), exchange.answerHeaders);
+    if (!matchedApi || !matched) {
+      trace.add(
+        'routing',
+        matchedApi ? `no operation of ${matchedApi.api.displayName} matches` : 'no API matches',
+      );
+      return fail(notFound(), matchedApi?.api.pipeline ?? config.pipeline);
+    }
+    const { api } = matchedApi;
+    const { operation } = matched;
+    trace.add('routing', `API ${api.displayName}, operation ${operation.displayName} (${operation.name})`);
+    const preflight = req.method === 'OPTIONS' && req.method !== operation.method;
     if (api.subscriptionRequired && !preflight) {
       const checked = checkKey(api, req, url, trace);
-      // APIM's refusal is an error of the pipeline: on-error runs (no product scope: no valid subscription).
-      if (checked.refusal) {
-        const unscoped = operation.pipelines.get('') as Pipeline;
-        return finish(await runOnError(exchange, unscoped, options, checked.refusal), exchange.answerHeaders);
-      }
+      // No product scope: the caller has no valid subscription.
+      if (checked.refusal) return fail(checked.refusal, operation.pipelines.get('') as Pipeline);
       exchange.caller = checked.caller;
     }
     const pipeline = (operation.pipelines.get(exchange.caller?.subscription.product ?? '') ??
@@ -210,7 +211,7 @@ export function gatewayHandler(options: RoutesOptions) {
     // Only a cors policy answers a preflight; without one the operation does not exist for OPTIONS.
     if (preflight && !pipeline.inbound.some((step) => step.policy === 'cors')) {
       trace.add('routing', 'a CORS preflight, and no cors policy applies');
-      return finish(notFound());
+      return fail(notFound(), api.pipeline);
     }
     return finish(await runPipeline(exchange, pipeline, options), exchange.answerHeaders);
   };
