@@ -4,6 +4,7 @@
  * ways, and a deadline that ends the call rather than letting the caller hang.
  */
 import {
+  type ClientRequest,
   Agent as HttpAgent,
   request as httpRequest,
   type IncomingMessage,
@@ -61,31 +62,46 @@ export function callBackend(options: {
   if (!agents[protocol])
     return Promise.reject(new BackendError('unreachable', `unsupported backend scheme ${url.protocol}`));
   const send = protocol === 'https:' ? httpsRequest : httpRequest;
+  const { body } = options;
+  // Only a request without a body can go again: a body is read (and gone) as it is forwarded.
+  const length = body.headers['content-length'];
+  const resendable = (length === undefined || length === '0') && !body.headers['transfer-encoding'];
   return new Promise((resolve, reject) => {
-    const outgoing = send(url, {
-      path: `${url.pathname}${options.search ? `?${options.search}` : ''}`,
-      method: options.method,
-      headers: { ...options.headers, host: url.host },
-      agent: agents[protocol],
-    });
+    let outgoing: ClientRequest;
+    const attempt = (again: boolean) => {
+      const request = send(url, {
+        path: `${url.pathname}${options.search ? `?${options.search}` : ''}`,
+        method: options.method,
+        headers: { ...options.headers, host: url.host },
+        agent: agents[protocol],
+      });
+      outgoing = request;
+      let answered = false;
+      request.on('response', (response) => {
+        answered = true;
+        clearTimeout(timer);
+        resolve(response);
+      });
+      request.on('error', (error) => {
+        // A kept-alive connection the backend closed as it was reused, before any answer: the backend
+        // never took the request, so it goes again on another connection (as .NET's HttpClient does).
+        if (request.reusedSocket && !answered && resendable && !(error instanceof BackendError))
+          return attempt(true);
+        clearTimeout(timer);
+        reject(error instanceof BackendError ? error : new BackendError('unreachable', error.message));
+      });
+      if (again) request.end();
+      else body.pipe(request);
+    };
     const timer = setTimeout(() => {
       outgoing.destroy(new BackendError('timeout', `no answer within ${timeoutMs / 1000} s`));
     }, timeoutMs);
-    outgoing.on('response', (response) => {
-      clearTimeout(timer);
-      resolve(response);
-    });
-    outgoing.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error instanceof BackendError ? error : new BackendError('unreachable', error.message));
-    });
+    attempt(false);
     // A caller that leaves mid-body ends the backend call too, instead of leaving it waiting.
     const left = () => {
-      if (!options.body.complete)
-        outgoing.destroy(new BackendError('unreachable', 'the caller left mid-request'));
+      if (!body.complete) outgoing.destroy(new BackendError('unreachable', 'the caller left mid-request'));
     };
-    if (options.body.destroyed) left();
-    else options.body.on('close', left);
-    options.body.pipe(outgoing);
+    if (body.destroyed) left();
+    else body.on('close', left);
   });
 }

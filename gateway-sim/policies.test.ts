@@ -246,6 +246,44 @@ describe('gateway: the policy interpreter', () => {
 });
 
 describe('gateway: backend down or slow', () => {
+  it('a kept-alive backend connection closed just as it is reused: a request without a body goes again on a new one', async () => {
+    // A backend that closes a connection, unanswered, when a second request arrives on it: what a
+    // server's idle timeout does to a request that crosses its FIN.
+    const requestsOn = new WeakMap<object, number>();
+    let sockets = 0;
+    let closed = 0;
+    const backend = await startBackend();
+    backend.server.prependListener('request', (req) => {
+      const count = (requestsOn.get(req.socket) ?? 0) + 1;
+      requestsOn.set(req.socket, count);
+      if (count === 1) sockets++;
+      else {
+        closed++;
+        req.socket.destroy();
+      }
+    });
+    const gw = await startGateway({ functionApp: backend.url, webApp: backend.url });
+    try {
+      const key = (await gw.keys('task-manager-all-apis')).primaryKey;
+      const get = () => fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: key } });
+      expect((await get()).status).toBe(200);
+      const again = await get();
+      expect(again.status).toBe(200);
+      expect({ sockets, closed }).toEqual({ sockets: 2, closed: 1 });
+      // A body has been read by then: the call is not sent twice, APIM's 500 as for a backend that failed.
+      const post = await fetch(`${gw.url}/web/api/tasks`, {
+        method: 'POST',
+        headers: { [KEY]: key },
+        body: '{}',
+      });
+      expect(post.status).toBe(500);
+      expect({ sockets, closed }).toEqual({ sockets: 2, closed: 2 });
+    } finally {
+      await gw.stop();
+      await backend.close();
+    }
+  });
+
   it('down → 500 and slow → 504 with APIM bodies, within the forward-request timeout', async () => {
     const { createServer } = await import('node:http');
     const { listen, close, LOOPBACK } = await import('../emulators/core/http.ts');
