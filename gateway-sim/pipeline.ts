@@ -177,7 +177,8 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
       note(`${subject}: over ${step.calls} calls in ${step.periodSeconds} s, refused (retry in ${wait} s)`);
       if (step.policy === 'quota') {
         const hms = new Date(wait * 1000).toISOString().slice(11, 19);
-        throw new Failure(apimError(403, `Out of call volume quota. Quota will be replenished in ${hms}.`));
+        const message = `Out of call volume quota. Quota will be replenished in ${hms}.`;
+        throw new Failure(apimError(403, message, { 'retry-after': String(wait) }));
       }
       if (step.remainingHeader) ex.answerHeaders[step.remainingHeader.toLowerCase()] = '0';
       // retry-after-header-name replaces Retry-After rather than adding to it.

@@ -199,15 +199,19 @@ describe('gateway: the policy interpreter', () => {
     expect(await response.text()).toBe('called ManageTask as task-manager-all-apis');
   });
 
-  it('a product subscription gets the product scope: quota (403 with APIM body once used up)', async () => {
+  it('a product subscription gets the product scope: quota (403 with APIM body and Retry-After once used up)', async () => {
     const productKey = (await gw.keys('task-manager-product')).primaryKey;
     const call = () => fetch(`${gw.url}/web/api/tasks/7`, { headers: { [KEY]: productKey } });
     expect((await call()).status).toBe(200);
     const refused = await call();
     expect(refused.status).toBe(403);
-    expect(await refused.text()).toMatch(
-      /^\{ "statusCode": 403, "message": "Out of call volume quota\. Quota will be replenished in (00:59:\d\d|01:00:00)\." \}$/,
-    );
+    const [, hms] =
+      /^\{ "statusCode": 403, "message": "Out of call volume quota\. Quota will be replenished in (00:59:\d\d|01:00:00)\." \}$/.exec(
+        await refused.text(),
+      ) ?? [];
+    // APIM's quota answer carries Retry-After too: the seconds the message tells.
+    const [h, m, sec] = (hms ?? '').split(':').map(Number);
+    expect(refused.headers.get('retry-after')).toBe(String((h ?? 0) * 3600 + (m ?? 0) * 60 + (sec ?? 0)));
     gw.context.clock.advance(3600_000);
     expect((await call()).status).toBe(200);
   });
