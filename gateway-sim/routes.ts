@@ -97,12 +97,9 @@ export function gatewayHandler(options: RoutesOptions) {
   // policy removes it.
   function checkKey(
     api: Api,
-    req: IncomingMessage,
-    url: URL,
+    key: string | null,
     trace: Trace,
   ): { refusal?: GatewayAnswer; caller?: Caller } {
-    const fromHeader = req.headers[api.keyHeader.toLowerCase()];
-    const key = typeof fromHeader === 'string' ? fromHeader : url.searchParams.get(api.keyQuery);
     const refuse = (message: string) => ({
       refusal: keyRefused(message, `${origin}/${api.path}`, api.keyHeader),
     });
@@ -200,8 +197,12 @@ export function gatewayHandler(options: RoutesOptions) {
     const { operation } = matched;
     trace.add('routing', `API ${api.displayName}, operation ${operation.displayName} (${operation.name})`);
     const preflight = req.method === 'OPTIONS' && req.method !== operation.method;
-    if (api.subscriptionRequired && !preflight) {
-      const checked = checkKey(api, req, url, trace);
+    // The query parameter counts only without the header (APIM's "Use a subscription key").
+    const fromHeader = req.headers[api.keyHeader.toLowerCase()];
+    const key = typeof fromHeader === 'string' ? fromHeader : url.searchParams.get(api.keyQuery);
+    // A key that is sent is checked even where none is required, as APIM does.
+    if (!preflight && (api.subscriptionRequired || key)) {
+      const checked = checkKey(api, key, trace);
       // No product scope: the caller has no valid subscription.
       if (checked.refusal) return fail(checked.refusal, operation.pipelines.get('') as Pipeline);
       exchange.caller = checked.caller;
