@@ -5,7 +5,7 @@ const KEY = 'Ocp-Gateway-Subscription-Key';
 const INVALID =
   '{ "statusCode": 401, "message": "Access denied due to invalid subscription key. Make sure to provide a valid key for an active subscription." }';
 
-/** TaskManagerWebAPI with "Subscription required" off (APIM's subscriptionRequired: false). */
+/** TaskManagerWebAPI with "Subscription required" off (APIM's subscriptionRequired: false) and 1 call a minute. */
 describe('gateway: an API that requires no subscription', () => {
   let backend: Awaited<ReturnType<typeof startBackend>>;
   let gw: TestGateway;
@@ -19,10 +19,14 @@ describe('gateway: an API that requires no subscription', () => {
     gw = await startGateway({
       functionApp: backend.url,
       webApp: backend.url,
-      prepare: (dir) =>
+      prepare: (dir) => {
         editArtifact(dir, 'apis/task-manager-web-api.json', (text) =>
           text.replace('"subscriptionRequired": true', '"subscriptionRequired": false'),
-        ),
+        );
+        editArtifact(dir, 'policies/apis/task-manager-web-api.xml', (text) =>
+          text.replace('<rewrite-uri', '<rate-limit calls="1" renewal-period="60" />\n    <rewrite-uri'),
+        );
+      },
     });
   });
   afterAll(async () => {
@@ -39,5 +43,12 @@ describe('gateway: an API that requires no subscription', () => {
     const logged = gw.logs.length;
     expect((await get({ [KEY]: webKey })).status).toBe(200);
     expect(gw.logs.slice(logged).join('\n')).toContain('subscription: task-manager-web (primary key');
+  });
+
+  it('rate-limit applies only to calls with a subscription, as APIM documents: anonymous calls are not counted', async () => {
+    for (let i = 0; i < 3; i++) expect((await get()).status).toBe(200);
+    const allKey = (await gw.keys('task-manager-all-apis')).primaryKey;
+    expect((await get({ [KEY]: allKey })).status).toBe(200);
+    expect((await get({ [KEY]: allKey })).status).toBe(429);
   });
 });

@@ -156,10 +156,13 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
     case 'rate-limit':
     case 'rate-limit-by-key':
     case 'quota': {
+      // rate-limit and quota count per subscription and, as APIM documents, apply only to calls made
+      // with a subscription key.
+      if (step.policy !== 'rate-limit-by-key' && !ex.caller) return note('no subscription: not applied');
       const subject =
         step.policy === 'rate-limit-by-key'
           ? `key ${(step.counterKey as Template)(() => context(ex))}`
-          : `subscription ${ex.caller?.subscription.name ?? '(none)'}`;
+          : `subscription ${ex.caller?.subscription.name}`;
       const counter = `${step.counter}|${subject}`;
       const decision =
         step.policy === 'quota'
