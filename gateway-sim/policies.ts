@@ -85,6 +85,12 @@ const ALLOWED: Record<string, readonly Section[]> = {
   'forward-request': ['backend'],
 };
 
+/** Policies APIM takes at some scopes only (its policy reference); any other policy takes every scope. */
+const SCOPES: Record<string, readonly string[]> = {
+  'rate-limit': ['product', 'API', 'operation'],
+  quota: ['product'],
+};
+
 export function compileSection(
   elements: XmlElement[],
   section: Section,
@@ -98,6 +104,13 @@ export function compileSection(
     };
     if (!sections) fail('this policy is not supported by the simulator');
     if (!sections?.includes(section)) fail(`not allowed in <${section}>`);
+    // `scope` is `global`, `product:<name>`, `api:<name>` or `operation:<api>/<name>` (then `/<fragment>`).
+    const kind = (scope.split(/[:/]/)[0] as string).replace(/^api$/, 'API');
+    const scopes = SCOPES[element.name];
+    if (scopes && !scopes.includes(kind))
+      fail(
+        `not allowed at ${kind} scope (APIM takes it at ${scopes.join(', ').replace(/, (?=\w+$)/, ' or ')} scope)`,
+      );
     try {
       return compileStep(element, { file, line: element.line }, `${scope}#${index}`, fail);
     } catch (error) {

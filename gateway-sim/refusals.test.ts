@@ -73,6 +73,26 @@ describe('gateway: anything malformed or unsupported refuses the start, naming f
       'system/gateway/policies/apis/task-manager-functions-api.xml line 11, <rate-limit>: not allowed in <outbound>',
     ));
 
+  it("a policy at a scope that does not take it (APIM's policy reference: rate-limit not global, quota product only)", async () => {
+    await refused(
+      (dir) =>
+        editArtifact(dir, 'policies/global.xml', (text) =>
+          text.replace('<inbound />', '<inbound><rate-limit calls="1" renewal-period="1" /></inbound>'),
+        ),
+      'system/gateway/policies/global.xml line 3, <rate-limit>: not allowed at global scope (APIM takes it at product, API or operation scope)',
+    );
+    await refused(
+      (dir) =>
+        editArtifact(dir, FUNCTIONS_POLICY, (text) =>
+          text.replace(
+            '<rate-limit calls="5" renewal-period="60" />',
+            '<quota calls="5" renewal-period="60" />',
+          ),
+        ),
+      'system/gateway/policies/apis/task-manager-functions-api.xml line 5, <quota>: not allowed at API scope (APIM takes it at product scope)',
+    );
+  });
+
   it('an expression outside the safe subset', async () => {
     const withValue = (value: string) => (dir: string) =>
       editArtifact(dir, WEB_POLICY, (text) =>
