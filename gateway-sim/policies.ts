@@ -144,6 +144,15 @@ const positive = (value: string | undefined, what: string, fail: (reason: string
   return n;
 };
 
+/** APIM's rate limits are sliding windows of at most 300 s; a quota's period has no such bound. */
+const MAX_WINDOW_SECONDS = 300;
+const period = (policy: string, value: string | undefined, fail: (reason: string) => never) => {
+  const seconds = positive(value, 'renewal-period', fail);
+  if (policy !== 'quota' && seconds > MAX_WINDOW_SECONDS)
+    fail(`renewal-period must be at most ${MAX_WINDOW_SECONDS} (seconds)`);
+  return seconds;
+};
+
 const flag = (
   value: string | undefined,
   fallback: boolean,
@@ -207,7 +216,7 @@ function compileStep(element: XmlElement, at: At, counter: string, fail: (reason
         policy: element.name,
         counter,
         calls: positive(a.calls, 'calls', fail),
-        periodSeconds: positive(a['renewal-period'], 'renewal-period', fail),
+        periodSeconds: period(element.name, a['renewal-period'], fail),
         counterKey: byKey ? compileValue(a['counter-key'] as string) : undefined,
         remainingHeader: a['remaining-calls-header-name'],
         totalHeader: a['total-calls-header-name'],

@@ -59,6 +59,14 @@ describe('gateway: anything malformed or unsupported refuses the start, naming f
         editArtifact(dir, FUNCTIONS_POLICY, (text) => text.replace('calls="5"', 'calls="5" counter="x"')),
       'system/gateway/policies/apis/task-manager-functions-api.xml line 5, <rate-limit>: attribute counter is not supported',
     );
+    // APIM's sliding windows are at most 300 s long.
+    await refused(
+      (dir) =>
+        editArtifact(dir, FUNCTIONS_POLICY, (text) =>
+          text.replace('renewal-period="60"', 'renewal-period="301"'),
+        ),
+      'system/gateway/policies/apis/task-manager-functions-api.xml line 5, <rate-limit>: renewal-period must be at most 300 (seconds)',
+    );
   });
 
   it('a policy in a section that does not take it', () =>
