@@ -25,4 +25,15 @@ describe('gateway: limit counters', () => {
     expect(limits.slidingWindow('a', 2, 10)).toEqual({ allowed: true, remaining: 0 });
     expect(limits.slidingWindow('a', 2, 10)).toEqual({ allowed: false, retryAfterSeconds: 6 });
   });
+
+  it('a counter shared by windows of different periods (one counter-key value) is kept for the longest', () => {
+    const clock = new StackClock();
+    const limits = createLimits(clock);
+    expect(limits.slidingWindow('shared', 1, 10).allowed).toBe(true);
+    expect(limits.slidingWindow('shared', 5, 100).allowed).toBe(true);
+    clock.advance(20_000);
+    // Enough checks for a sweep of the counters whose period has passed.
+    for (let i = 0; i < 1000; i++) limits.slidingWindow('steady', 1_000_000, 60);
+    expect(limits.slidingWindow('shared', 2, 100)).toEqual({ allowed: false, retryAfterSeconds: 80 });
+  });
 });

@@ -33,6 +33,8 @@ export function createLimits(clock: StackClock) {
         window = { times: [], period };
         windows.set(counter, window);
       }
+      // Policies of different periods may share a counter (a counter-key value): kept for the longest.
+      window.period = Math.max(window.period, period);
       const { times } = window;
       // Drop the calls that left the window (one splice, not a filter over every call).
       let expired = 0;
