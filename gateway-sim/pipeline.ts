@@ -163,7 +163,8 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
         step.policy === 'rate-limit-by-key'
           ? `key ${(step.counterKey as Template)(() => context(ex))}`
           : `subscription ${ex.caller?.subscription.name}`;
-      const counter = `${step.counter}|${subject}`;
+      // A counter-key value has one counter wherever it is used (APIM); the others count per policy.
+      const counter = step.policy === 'rate-limit-by-key' ? subject : `${step.counter}|${subject}`;
       const decision =
         step.policy === 'quota'
           ? deps.limits.quota(counter, step.calls, step.periodSeconds)

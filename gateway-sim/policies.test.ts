@@ -39,7 +39,9 @@ function prepare(dir: string) {
   );
   policy(
     'apis/task-manager-functions-api/ManageTask.xml',
-    sections(`<return-response>
+    // The same counter-key as get-tasks' rate-limit-by-key: APIM keeps one counter per key value.
+    sections(`<rate-limit-by-key calls="100" renewal-period="10" counter-key="@(context.Request.Headers.GetValueOrDefault(&quot;x-client&quot;, &quot;anon&quot;))" />
+<return-response>
   <set-status code="418" reason="Teapot" />
   <set-header name="x-made-by" exists-action="override"><value>gateway</value></set-header>
   <set-body>@("called " + context.Operation.Name + " as " + context.Subscription.Id)</set-body>
@@ -169,6 +171,15 @@ describe('gateway: the policy interpreter', () => {
       expect(errorHeaders(response)).toEqual(expected);
       expect(await response.text()).toBe('{ "statusCode": 404, "message": "Resource not found" }');
     }
+  });
+
+  it('rate-limit-by-key keeps one counter per key value, shared by every policy (at any scope) that uses it', async () => {
+    const headers = { [KEY]: key, 'x-client': 'shared' };
+    // ManageTask's policy (calls="100") counts the first call of "shared" ...
+    expect((await fetch(`${gw.url}/functions/managetask`, { method: 'POST', headers })).status).toBe(418);
+    // ... so get-tasks' (calls="2") lets one more through, not two.
+    expect((await fetch(`${gw.url}/web/api/tasks`, { headers })).status).toBe(200);
+    expect((await fetch(`${gw.url}/web/api/tasks`, { headers })).status).toBe(429);
   });
 
   it('rewrite-uri with a template parameter and copy-unmatched-params="false"; set-backend-service', async () => {
