@@ -5,6 +5,7 @@ import { afterAll, expect, it } from 'vitest';
 import { testContext, testDataDir } from '../core/testing.ts';
 import { ComponentProcess } from './component.ts';
 import { Console } from './console.ts';
+import { startMessage } from './test-support.ts';
 
 const data = testDataDir();
 afterAll(() => data.remove());
@@ -33,17 +34,7 @@ it('takes a component whose process has exited for one not running, while its ch
   writeFileSync(script, component);
   const process_ = new ComponentProcess(
     'keyvault',
-    {
-      type: 'start',
-      name: 'keyvault',
-      emulator: 'keyvault',
-      options: {},
-      stateDir: join(data.dir, 'state'),
-      tls: context.tls,
-      secrets: context.secrets,
-      topology: context.topology,
-      shifts: [],
-    },
+    startMessage('keyvault', {}, context),
     process.env,
     join(data.dir, 'keyvault.log'),
     new Console(['keyvault'], new PassThrough()),

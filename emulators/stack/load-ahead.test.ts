@@ -5,6 +5,7 @@ import { testContext, testDataDir, waitFor } from '../core/testing.ts';
 import { appPath } from '../functions-host/test/helpers.ts';
 import { ComponentProcess, componentEntry } from './component.ts';
 import { Console } from './console.ts';
+import { startMessage } from './test-support.ts';
 
 const data = testDataDir();
 afterAll(() => data.remove());
@@ -27,17 +28,7 @@ it('imports a function app as soon as its process is forked, once, and again in 
   };
   const component = new ComponentProcess(
     'functions',
-    {
-      type: 'start',
-      name: 'functions',
-      emulator: 'functions',
-      options,
-      stateDir: join(data.dir, 'state'),
-      tls: context.tls,
-      secrets: context.secrets,
-      topology: context.topology,
-      shifts: [],
-    },
+    startMessage('functions', options, context),
     process.env,
     join(data.dir, 'functions.log'),
     new Console(['functions'], out),

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { PassThrough } from 'node:stream';
 import { loadApps } from '../core/apps.ts';
-import { testContext, waitFor } from '../core/testing.ts';
+import { type TestContext, testContext, waitFor } from '../core/testing.ts';
 import { serviceNames } from '../registry.ts';
 import { ComponentProcess, componentEntry } from './component.ts';
 import { Console } from './console.ts';
@@ -155,6 +155,19 @@ export interface ComponentUnderTest {
   kill(): void;
 }
 
+/** The start message the launcher sends component `name`, for a test's context. */
+export const startMessage = (name: string, options: unknown, context: TestContext) => ({
+  type: 'start' as const,
+  name,
+  emulator: name,
+  options,
+  stateDir: context.stateDir && join(context.stateDir, name),
+  tls: context.tls,
+  secrets: context.secrets,
+  topology: context.topology,
+  shifts: [...context.clock.shifts],
+});
+
 /**
  * Starts component `name` of the registry in a child process (bundled `stack/child.ts`, as the launcher runs it) with the
  * secrets, CA and state of `dataDir`, and waits until it reports ready. For components that run user
@@ -171,17 +184,7 @@ export async function startComponent(
   const out = new PassThrough();
   createInterface({ input: out }).on('line', (line) => output.push(line.replace(/^\S+\s+\| /, '')));
   mkdirSync(join(dataDir, 'logs'), { recursive: true });
-  const start = {
-    type: 'start' as const,
-    name,
-    emulator: name,
-    options,
-    stateDir: context.stateDir && join(context.stateDir, name),
-    tls: context.tls,
-    secrets: context.secrets,
-    topology: context.topology,
-    shifts: [...context.clock.shifts],
-  };
+  const start = startMessage(name, options, context);
   // What the launcher runs: a TypeScript loader would cost every component process half a second.
   const entry = await componentEntry(name);
   const launch = async () => {
