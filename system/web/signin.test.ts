@@ -214,6 +214,27 @@ describe('variant B in chromium', () => {
     expect(web.running()).toBe(true);
   });
 
+  it('two tabs sent to sign in at once: the user signs in in one, then in the other; both are signed in', async () => {
+    const context = await browser.newContext();
+    const [first, second] = [await context.newPage(), await context.newPage()];
+    // Both are sent to the provider before either signs in: each is a sign-in of its own.
+    await first.goto(web.url);
+    await second.goto(web.url);
+    const { userPrincipalName, password } = user('alice');
+    for (const page of [first, second]) {
+      expect(page.url().startsWith(`${provider.endpoints.authority}/`)).toBe(true);
+      await page.fill('#username', userPrincipalName as string);
+      await page.fill('#password', password as string);
+      // Back at the app, wherever that is (a refused sign-in stays on the callback's page).
+      await Promise.all([
+        page.waitForURL((url) => url.origin === web.url),
+        page.click('button[type=submit]'),
+      ]);
+      expect(page.url()).toBe(`${web.url}/`);
+      expect(await page.textContent('#display-name')).toBe(user('alice').displayName);
+    }
+  });
+
   it('a signed-in session cookie that was tampered with counts as none: sent to sign in again', async () => {
     const page = await signIn('alice');
     const [session] = (await page.context().cookies(web.url)).filter((c) => c.name === 'taskstack.b.session');

@@ -107,8 +107,11 @@ describe('before sign-in', () => {
       'openid',
       'profile',
     ]);
-    const signIn = response.headers.getSetCookie().find((c) => c.startsWith('taskstack.b.signin=s%3A'));
-    expect(signIn).toMatch(/; Max-Age=600; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Lax$/);
+    // Named after its state, sent only to the callback: each sign-in under way has its own.
+    const signIn = response.headers
+      .getSetCookie()
+      .find((c) => c.startsWith(`taskstack.b.signin.${query.state}=s%3A`));
+    expect(signIn).toMatch(/; Max-Age=600; Path=\/signin-oidc; Expires=[^;]+; HttpOnly; SameSite=Lax$/);
     // The PKCE verifier stays in the signed cookie; the provider sees only its hash.
     expect(signIn).not.toContain(query.code_challenge);
   });
@@ -179,20 +182,24 @@ describe('the sign-in callback', () => {
 
   it('refuses a callback without its sign-in cookie, with another state, or with the provider error', async () => {
     const { cookie, state } = await beginSignIn();
-    const cases = [
-      await callback({ code: 'c', state }),
-      await callback({ code: 'c', state: `${state}x` }, cookie),
-      await callback({ state }, cookie),
-      await callback({ error: 'access_denied', state }, cookie),
+    const other = (await beginSignIn()).state;
+    const spent = (spentState: string) =>
+      `taskstack.b.signin.${spentState}=; Path=/signin-oidc; Expires=Thu, 01 Jan 1970 00:00:00 GMT`;
+    const cases: [Response, string[]][] = [
+      // The one-time sign-in cookie the state names is spent either way; no other one.
+      [await callback({ code: 'c', state }), [spent(state)]],
+      [await callback({ code: 'c', state: other }, cookie), [spent(other)]],
+      [await callback({ state }, cookie), [spent(state)]],
+      [await callback({ error: 'access_denied', state }, cookie), [spent(state)]],
+      // A state the app never makes names no cookie, even one that could not be a cookie's name.
+      [await callback({ code: 'c', state: 'a state; Path=/' }, cookie), []],
+      [await callback({ code: 'c' }, cookie), []],
     ];
-    for (const response of cases) {
+    for (const [response, cleared] of cases) {
       expect(response.status).toBe(400);
       expect(response.headers.get('content-type')).toBe(TEXT);
       expect(await response.text()).toBe(SIGN_IN_FAILED);
-      // The one-time sign-in cookie is spent either way.
-      expect(response.headers.getSetCookie()).toContain(
-        'taskstack.b.signin=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT',
-      );
+      expect(response.headers.getSetCookie()).toEqual(cleared);
     }
     expect(web.output()).toContain('sign-in refused by the provider: access_denied');
   });

@@ -18,8 +18,14 @@ import type { SignInConfig } from './config.ts';
 import { SIGN_IN_FAILED, SIGN_IN_REQUIRED, sendText, UnavailableError } from './errors.ts';
 import { cookieOptions, type Sessions } from './session.ts';
 
-/** A sign-in under way: its PKCE verifier and state, in a signed HttpOnly cookie for ten minutes. */
+/**
+ * A sign-in under way: its state and PKCE verifier, in a signed HttpOnly cookie for ten minutes, named
+ * after its state and sent only to the callback (as ASP.NET's correlation cookies). One cookie per
+ * sign-in: two tabs sent to sign in at once each find their own at the callback.
+ */
 const SIGN_IN_MAX_AGE_MS = 10 * 60 * 1000;
+/** The states the app makes are MSAL's GUIDs. */
+const STATE = /^[0-9a-f-]{36}$/i;
 /** Graph's `GET /me` needs User.Read; MSAL adds openid, profile and offline_access. */
 const SCOPES = ['User.Read'];
 export const SIGN_IN_UNAVAILABLE = 'The sign-in service is unavailable. Try again later.';
@@ -66,6 +72,12 @@ export function signIn(config: SignInConfig, sessions: Sessions, log: (line: str
   });
   const pkce = new CryptoProvider();
   const redirectUri = (req: Request) => `${origin(req)}${config.callbackPath}`;
+  const signInCookie = (state: string) => `${sessions.names.signIn}.${state}`;
+  /** The sign-in of this state, read and spent whatever the outcome; other sign-ins' cookies stay. */
+  const spend = (req: Request, res: Response, state: string): unknown => {
+    res.clearCookie(signInCookie(state), { path: config.callbackPath });
+    return (req.signedCookies as Record<string, unknown>)[signInCookie(state)];
+  };
 
   /** Sends the browser to the provider's sign-in page. */
   async function challenge(req: Request, res: Response) {
@@ -85,8 +97,9 @@ export function signIn(config: SignInConfig, sessions: Sessions, log: (line: str
       throw new UnavailableError(SIGN_IN_UNAVAILABLE, `sign-in: ${(error as Error).message}`);
     }
     const saved: SignInState = { state, verifier };
-    res.cookie(sessions.names.signIn, saved, {
+    res.cookie(signInCookie(state), saved, {
       ...cookieOptions(req),
+      path: config.callbackPath,
       signed: true,
       maxAge: SIGN_IN_MAX_AGE_MS,
     });
@@ -112,10 +125,10 @@ export function signIn(config: SignInConfig, sessions: Sessions, log: (line: str
 
     /** The provider's answer at CallbackPath: the code is redeemed (with the PKCE verifier) for tokens. */
     async callback(req: Request, res: Response) {
-      const saved = (req.signedCookies as Record<string, unknown>)[sessions.names.signIn];
-      res.clearCookie(sessions.names.signIn, { path: '/' });
       const { code, state, error } = req.query;
       if (typeof error === 'string') log(`sign-in refused by the provider: ${error}`);
+      // A state the app never makes names no cookie (and could not name one: a cookie name is a token).
+      const saved = typeof state === 'string' && STATE.test(state) ? spend(req, res, state) : undefined;
       if (!isSignInState(saved) || typeof code !== 'string' || state !== saved.state) {
         sendText(res, 400, SIGN_IN_FAILED);
         return;
