@@ -233,6 +233,15 @@ describe('variant B in chromium', () => {
       expect(page.url()).toBe(`${web.url}/`);
       expect(await page.textContent('#display-name')).toBe(user('alice').displayName);
     }
+    // The first tab's form, shown before the second tab's sign-in, is still the signed-in user's form.
+    await first.fill('#title', 'made in the first tab');
+    const [created] = await Promise.all([
+      first.waitForResponse(`${web.url}/tasks`),
+      first.click('#create-button'),
+    ]);
+    expect(created.status()).toBe(303);
+    await first.waitForURL(`${web.url}/`);
+    expect(await first.locator('#tasks td.title', { hasText: 'first tab' }).count()).toBe(1);
   });
 
   it('a signed-in session cookie that was tampered with counts as none: sent to sign in again', async () => {

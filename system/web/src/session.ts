@@ -87,9 +87,15 @@ export function sessions(sessionSecret: string, variant: Variant) {
       next();
     },
     get: (req: Request) => current.get(req),
-    /** Starts a new session (a new id: a session id seen before sign-in is never the signed-in one). */
-    renew: (req: Request, res: Response, account?: string) =>
-      save(req, res, { sid: randomBytes(16).toString('base64url'), account }),
+    /**
+     * The session of `account` after its sign-in: a new one (a new id: a session id seen before sign-in
+     * is never the signed-in one), unless the session already is this account's, whose id was made at
+     * its own sign-in: kept, the forms other tabs show stay valid when the user signs in again.
+     */
+    signedIn(req: Request, res: Response, account: string) {
+      if (current.get(req)?.account !== account)
+        save(req, res, { sid: randomBytes(16).toString('base64url'), account });
+    },
     clear(res: Response) {
       res.clearCookie(names.session, { path: '/' });
       res.clearCookie(names.form, { path: '/' });

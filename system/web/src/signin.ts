@@ -141,7 +141,7 @@ export function signIn(config: SignInConfig, sessions: Sessions, log: (line: str
           codeVerifier: saved.verifier,
         });
         if (!result.account) throw new Error('the provider named no account');
-        sessions.renew(req, res, result.account.homeAccountId);
+        sessions.signedIn(req, res, result.account.homeAccountId);
         res.redirect(303, '/');
       } catch (failure) {
         const { errorCode, message } = failure as { errorCode?: string; message: string };
