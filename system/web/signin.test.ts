@@ -244,6 +244,23 @@ describe('variant B in chromium', () => {
     expect(await first.locator('#tasks td.title', { hasText: 'first tab' }).count()).toBe(1);
   });
 
+  it('after sign-out, going back shows no page of the signed-in user', async () => {
+    const page = await signIn('alice');
+    // The user opens the app again from a bookmark: a history entry of its own.
+    await page.goto(web.url);
+    await Promise.all([page.waitForURL(`${provider.endpoints.authority}/**`), page.click('#sign-out')]);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForSelector('#password');
+    // Back through the provider's pages to the app's: each is asked of its server again, none shown
+    // from the browser's cache (which, before, showed Alice's name and tasks to whoever came next).
+    const names: string[] = [];
+    for (let step = 0; step < 4; step++) {
+      await page.goBack();
+      names.push(...(await page.locator('#display-name').allTextContents()));
+    }
+    expect(names).toEqual([]);
+  });
+
   it('a signed-in session cookie that was tampered with counts as none: sent to sign in again', async () => {
     const page = await signIn('alice');
     const [session] = (await page.context().cookies(web.url)).filter((c) => c.name === 'taskstack.b.session');

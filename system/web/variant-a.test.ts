@@ -77,6 +77,9 @@ describe('Index and Create (the form)', () => {
     expect(response.headers.get('x-content-type-options')).toBe('nosniff');
     expect(response.headers.get('x-frame-options')).toBe('SAMEORIGIN');
     expect(response.headers.get('x-powered-by')).toBeNull();
+    // A page with a form token is never cached: the headers ASP.NET's antiforgery sets on it.
+    expect(response.headers.get('cache-control')).toBe('no-cache, no-store');
+    expect(response.headers.get('pragma')).toBe('no-cache');
   });
 
   it('Create adds the task, redirects to Index, sends exactly one message, and ProcessTaskEvents logs it', async () => {
@@ -125,6 +128,7 @@ describe('Index and Create (the form)', () => {
         page.cookie,
       );
       expect(response.status).toBe(400);
+      expect(response.headers.get('cache-control')).toBe('no-cache, no-store');
       const html = await response.text();
       expect(html).toContain(`<p class="message" id="message" role="alert">${TITLE_REQUIRED}</p>`);
       expect(html).toContain(

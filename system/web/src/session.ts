@@ -100,9 +100,14 @@ export function sessions(sessionSecret: string, variant: Variant) {
       res.clearCookie(names.session, { path: '/' });
       res.clearCookie(names.form, { path: '/' });
     },
-    /** A token for a form of this session (a session is made if needed). */
+    /**
+     * A token for a form of this session (a session is made if needed). The page that carries it is
+     * never cached, as ASP.NET's antiforgery marks any response it gives a token: a page kept by the
+     * browser would show the signed-in user's name and tasks to whoever goes back after sign-out.
+     */
     formToken(req: Request, res: Response): string {
       ensure(req, res);
+      res.set({ 'cache-control': 'no-cache, no-store', pragma: 'no-cache' });
       return csrf.generateCsrfToken(req, res, { cookieOptions: { secure: req.secure } });
     },
     /** Refuses (403) a form post whose token does not match its cookie and session. */
