@@ -261,6 +261,23 @@ describe('variant B in chromium', () => {
     expect(names).toEqual([]);
   });
 
+  it('Sign out after the app restarted (its tokens gone) signs the user out, not in again', async () => {
+    const page = await signIn('alice');
+    // The same app on the same port: the session cookie is still valid (same SessionSecret), the tokens
+    // in MSAL's memory are gone.
+    const port = Number(new URL(web.url).port);
+    await web.stop();
+    web = await startWebApp(settings, port);
+    // Where the user lands: the provider's sign-out page, or (before) the app, signed in again silently
+    // by the provider's session.
+    const landed = (url: URL) => url.pathname.endsWith('/oauth2/v2.0/logout') || url.href === `${web.url}/`;
+    await Promise.all([page.waitForURL(landed), page.click('#sign-out')]);
+    expect(new URL(page.url()).pathname).toMatch(/\/oauth2\/v2\.0\/logout$/);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForSelector('#password');
+    expect((await page.context().cookies(web.url)).map((c) => c.name)).not.toContain('taskstack.b.session');
+  });
+
   it('a signed-in session cookie that was tampered with counts as none: sent to sign in again', async () => {
     const page = await signIn('alice');
     const [session] = (await page.context().cookies(web.url)).filter((c) => c.name === 'taskstack.b.session');

@@ -116,7 +116,7 @@ describe('before sign-in', () => {
     expect(signIn).not.toContain(query.code_challenge);
   });
 
-  it('the JSON API answers 401 Sign-in required.; a form post is sent to sign in; nothing is stored', async () => {
+  it('the JSON API answers 401 Sign-in required.; Create is sent to sign in; SignOut without its form token 403; nothing is stored', async () => {
     for (const response of [await fetch(`${web.url}/api/tasks`), await postJson(web.url, '{"title":"t"}')]) {
       expect(response.status).toBe(401);
       expect(response.headers.get('content-type')).toBe(TEXT);
@@ -125,8 +125,10 @@ describe('before sign-in', () => {
     const create = await postForm(web.url, '/tasks', { title: 'anonymous' });
     expect(create.status).toBe(302);
     expect(create.headers.get('location')).toContain(`${authority}/oauth2/v2.0/authorize?`);
+    // SignOut needs no signed-in user, but its form token.
     const signOut = await postForm(web.url, '/signout', {});
-    expect(signOut.status).toBe(302);
+    expect(signOut.status).toBe(403);
+    expect(await signOut.text()).toBe(TEXTS.BAD_FORM_TOKEN);
     expect(await storedTasks()).toEqual([]);
   });
 

@@ -96,6 +96,10 @@ export function createApp({ config, store, sessions, events, signIn, log }: WebP
 
   if (signIn) {
     app.get(config.signIn?.callbackPath ?? '/signin-oidc', signIn.callback);
+    // SignOut needs no signed-in user, as Microsoft.Identity.Web's AccountController (AllowAnonymous):
+    // a session the app no longer has tokens for (after a restart) still ends, where sending it to sign
+    // in would sign the user in again through the provider's session.
+    app.post('/signout', asSent, form, sessions.checkForm, signIn.signOut);
     // Every other page and the API need a signed-in user.
     app.use(signIn.requireUser);
   }
@@ -136,8 +140,6 @@ export function createApp({ config, store, sessions, events, signIn, log }: WebP
     await events?.send(task);
     res.redirect(303, '/');
   });
-
-  if (signIn) app.post('/signout', asSent, form, sessions.checkForm, signIn.signOut);
 
   app.get('/api/tasks', async (_req, res) => {
     res.json(await store.list());
