@@ -65,6 +65,37 @@ describe('variant A in chromium', () => {
     await page.screenshot({ path: `${screenshots}variant-a-markup-as-text.png`, fullPage: true });
   });
 
+  it('a title of only spaces is refused: the field is focused, marked invalid and described by the message', async () => {
+    const { page } = await freshPage();
+    await page.goto(web.url);
+    await page.fill('#title', '   ');
+    await page.fill('#description', 'kept');
+    const [response] = await Promise.all([
+      page.waitForResponse(`${web.url}/tasks`),
+      page.click('#create-button'),
+    ]);
+    expect(response.status()).toBe(400);
+    await page.waitForSelector('#message');
+    // What assistive technology is told about the Title field (Chromium's accessibility tree).
+    const cdp = await page.context().newCDPSession(page);
+    const { nodes } = (await cdp.send('Accessibility.getFullAXTree')) as {
+      nodes: {
+        role?: { value: string };
+        name?: { value: string };
+        description?: { value: string };
+        properties?: { name: string; value: { value: unknown } }[];
+      }[];
+    };
+    const title = nodes.find((node) => node.role?.value === 'textbox' && node.name?.value === 'Title');
+    const invalid = title?.properties?.find((property) => property.name === 'invalid')?.value.value;
+    expect({ invalid, description: title?.description?.value }).toEqual({
+      invalid: 'true',
+      description: 'Title is required.',
+    });
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('title');
+    expect(await page.inputValue('#description')).toBe('kept');
+  });
+
   it('a form whose token was forged is refused and nothing is listed', async () => {
     const { page } = await freshPage();
     await page.goto(web.url);

@@ -40,6 +40,7 @@ describe('the index view compiled at build time', () => {
       formToken: 't"<',
       message: 'Title is required.',
       values: { title: '', description: '<script>alert(1)</script>', dueDate: 'x\' onx="1' },
+      invalid: 'title',
     },
     'tasks and a signed-in user': {
       tasks: [task('a'), task('<i>b</i>')],

@@ -25,7 +25,7 @@ import {
 import type { TaskEvents } from './events.ts';
 import type { Sessions } from './session.ts';
 import type { SignIn } from './signin.ts';
-import { checkForm, checkTask, type TaskStore } from './tasks.ts';
+import { checkForm, checkTask, type TaskStore, TITLE_REQUIRED } from './tasks.ts';
 
 export interface WebParts {
   config: WebConfig;
@@ -42,6 +42,8 @@ export interface WebParts {
 interface FormState {
   message: string;
   values: Record<string, string>;
+  /** The field the message is about, when it is one field's. */
+  invalid?: 'title';
 }
 
 /** The media types ASP.NET's JSON input formatter reads: application/json, text/json, application/*+json. */
@@ -117,6 +119,7 @@ export function createApp({ config, store, sessions, events, signIn, log }: WebP
         formToken: sessions.formToken(req, res),
         message: refused?.message,
         values: refused?.values ?? {},
+        invalid: refused?.invalid,
       }),
     );
   }
@@ -133,7 +136,8 @@ export function createApp({ config, store, sessions, events, signIn, log }: WebP
           typeof body[name] === 'string' ? body[name] : '',
         ]),
       );
-      return index(req, res, 400, { message: checked.refused, values });
+      const invalid = checked.refused === TITLE_REQUIRED ? 'title' : undefined;
+      return index(req, res, 400, { message: checked.refused, values, invalid });
     }
     const task = await store.add(checked.task);
     // Variant A's one message per Create; bounded, and the task is kept whatever the hub does.
