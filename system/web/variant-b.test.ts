@@ -215,6 +215,21 @@ describe('the sign-in callback', () => {
     expect(web.running()).toBe(true);
   });
 
+  it('a provider that cannot be reached when the code is redeemed: 503 with a clear text, and the app serves on', async () => {
+    const { cookie, state } = await beginSignIn();
+    await stack.stopComponent('identity');
+    try {
+      const response = await callback({ code: 'a code', state }, cookie);
+      expect(response.status).toBe(503);
+      expect(response.headers.get('content-type')).toBe(TEXT);
+      expect(await response.text()).toBe(SIGN_IN_UNAVAILABLE);
+      expect(web.output()).toContain('sign-in: network_error: ');
+    } finally {
+      await stack.startComponent('identity');
+    }
+    expect((await fetch(`${web.url}/`, { redirect: 'manual' })).status).toBe(302);
+  });
+
   it('logs no secret', () => {
     for (const secret of [CLIENT_SECRET, SESSION_SECRET, settings.IDENTITY_HEADER as string])
       expect(web.output()).not.toContain(secret);

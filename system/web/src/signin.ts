@@ -145,6 +145,9 @@ export function signIn(config: SignInConfig, sessions: Sessions, log: (line: str
         res.redirect(303, '/');
       } catch (failure) {
         const { errorCode, message } = failure as { errorCode?: string; message: string };
+        // The provider did not answer: its outage (503, as at the challenge), not a refused sign-in.
+        if (errorCode === 'network_error')
+          throw new UnavailableError(SIGN_IN_UNAVAILABLE, `sign-in: ${message}`);
         log(`sign-in failed: ${errorCode ?? message}`);
         sendText(res, 400, SIGN_IN_FAILED);
       }
