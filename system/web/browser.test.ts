@@ -65,6 +65,28 @@ describe('variant A in chromium', () => {
     await page.screenshot({ path: `${screenshots}variant-a-markup-as-text.png`, fullPage: true });
   });
 
+  it('a long title and description without spaces wrap: the list stays as wide as the window', async () => {
+    const { page } = await freshPage();
+    await page.goto(web.url);
+    await page.fill('#title', `https://example.com/${'a'.repeat(300)}`);
+    await page.fill('#description', 'x'.repeat(2000));
+    await page.fill('#dueDate', '2027-05-01');
+    await Promise.all([page.waitForURL(`${web.url}/`), page.click('#create-button')]);
+    // The API takes any text as a due date.
+    await page.request.post(`${web.url}/api/tasks`, { data: { title: 'due', dueDate: 'd'.repeat(500) } });
+    await page.reload();
+    const widths = await page.evaluate(() => ({
+      page: document.documentElement.scrollWidth,
+      window: document.documentElement.clientWidth,
+    }));
+    expect(widths.page).toBeLessThanOrEqual(widths.window);
+    // Every task's due date is on screen, the long one's included.
+    const due = page.locator('#tasks td.due-date', { hasText: '2027-05-01' });
+    const box = await due.boundingBox();
+    expect((box?.x ?? Infinity) + (box?.width ?? 0)).toBeLessThanOrEqual(widths.window);
+    await page.screenshot({ path: `${screenshots}variant-a-long-task.png`, fullPage: true });
+  });
+
   it('a title of only spaces is refused: the field is focused, marked invalid and described by the message', async () => {
     const { page } = await freshPage();
     await page.goto(web.url);
