@@ -8,6 +8,8 @@
  * started with this app's redirect URIs: the stack registers redirect URIs only for the apps it runs.
  */
 import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { CosmosClient } from '@azure/cosmos';
 import type { APIResponse, Browser, Page } from 'playwright-core';
@@ -352,6 +354,49 @@ describe('variant B in chromium', () => {
     } finally {
       await web.stop();
       web = await startWebApp(settings, port);
+    }
+  });
+
+  it('a directory that refuses every token: 503 with a clear text, not a loop of sign-ins', async () => {
+    // Graph answering 401 whatever the token (as for a token it will not take, however fresh).
+    const tokens: string[] = [];
+    const refusing = createServer((req, res) => {
+      tokens.push(req.headers.authorization ?? '');
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end('{"error":{"code":"InvalidAuthenticationToken","message":"Access token validation failure."}}');
+    });
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    const graph = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/v1.0`;
+    const port = Number(new URL(web.url).port);
+    await web.stop();
+    web = await startWebApp({ ...settings, GraphBaseUrl: graph }, port);
+    try {
+      const page = await (await browser.newContext()).newPage();
+      const signIns: string[] = [];
+      page.on('request', (request) => {
+        if (request.url().startsWith(`${web.url}/signin-oidc`)) signIns.push(request.url());
+      });
+      await page.goto(web.url);
+      const { userPrincipalName, password } = user('alice');
+      await page.fill('#username', userPrincipalName as string);
+      await page.fill('#password', password as string);
+      const [answer] = await Promise.all([
+        page.waitForResponse((response) => response.url() === `${web.url}/` && response.status() !== 302),
+        page.click('button[type=submit]'),
+      ]);
+      expect({ status: answer.status(), text: await answer.text() }).toEqual({
+        status: 503,
+        text: PROFILE_UNAVAILABLE,
+      });
+      // Signed in once: the app asked the provider for a new token, not the user to sign in again.
+      expect(signIns).toHaveLength(1);
+      expect(tokens).toHaveLength(2);
+      expect(new Set(tokens).size).toBe(2);
+      expect(web.output()).toContain('Graph /me: Graph answered 401');
+    } finally {
+      await web.stop();
+      web = await startWebApp(settings, port);
+      await new Promise((resolve) => refusing.close(resolve));
     }
   });
 

@@ -106,6 +106,29 @@ export function signIn(config: SignInConfig, sessions: Sessions, log: (line: str
     res.redirect(url);
   }
 
+  /**
+   * Graph `GET /me` with the user's token (a new one when `forceRefresh`): the profile, the status of a
+   * refusal, or undefined when the provider gives no token without a new sign-in.
+   */
+  async function callMe(user: AccountInfo, forceRefresh: boolean) {
+    let token: string;
+    try {
+      token = (await msal.acquireTokenSilent({ account: user, scopes: SCOPES, forceRefresh })).accessToken;
+    } catch (error) {
+      if (error instanceof InteractionRequiredAuthError) return undefined;
+      throw new UnavailableError(PROFILE_UNAVAILABLE, `token for Graph: ${(error as Error).message}`);
+    }
+    try {
+      const response = await fetch(`${config.graphBaseUrl}/me`, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: AbortSignal.timeout(10_000),
+      });
+      return response.ok ? ((await response.json()) as Record<string, unknown>) : response.status;
+    } catch (error) {
+      throw new UnavailableError(PROFILE_UNAVAILABLE, `Graph /me: ${(error as Error).message}`);
+    }
+  }
+
   const account = async (req: Request): Promise<AccountInfo | null> => {
     const id = sessions.get(req)?.account;
     return id ? msal.getTokenCache().getAccountByHomeId(id) : null;
@@ -155,29 +178,17 @@ export function signIn(config: SignInConfig, sessions: Sessions, log: (line: str
 
     /**
      * The signed-in user's profile from Microsoft Graph `GET /me`, called with the user's token;
-     * undefined when the user must sign in again (no token any more, or Graph refused it).
+     * undefined when the user must sign in again (the provider will not give a token without it).
      */
     async profile(res: Response): Promise<Profile | undefined> {
       const user = res.locals.account as AccountInfo;
-      let token: string;
-      try {
-        token = (await msal.acquireTokenSilent({ account: user, scopes: SCOPES })).accessToken;
-      } catch (error) {
-        if (error instanceof InteractionRequiredAuthError) return undefined;
-        throw new UnavailableError(PROFILE_UNAVAILABLE, `token for Graph: ${(error as Error).message}`);
-      }
-      let me: Record<string, unknown>;
-      try {
-        const response = await fetch(`${config.graphBaseUrl}/me`, {
-          headers: { authorization: `Bearer ${token}` },
-          signal: AbortSignal.timeout(10_000),
-        });
-        if (response.status === 401) return undefined;
-        if (!response.ok) throw new Error(`Graph answered ${response.status}`);
-        me = (await response.json()) as Record<string, unknown>;
-      } catch (error) {
-        throw new UnavailableError(PROFILE_UNAVAILABLE, `Graph /me: ${(error as Error).message}`);
-      }
+      let me = await callMe(user, false);
+      // A token Graph refuses: a new one, once; the provider says whether the user must sign in again.
+      // A fresh token refused too is Graph's failure, not the sign-in's: signing in again would loop.
+      if (me === 401) me = await callMe(user, true);
+      if (me === undefined) return undefined;
+      if (typeof me === 'number')
+        throw new UnavailableError(PROFILE_UNAVAILABLE, `Graph /me: Graph answered ${me}`);
       const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
       return {
         displayName: text(me.displayName) ?? '',
