@@ -59,10 +59,30 @@ describe('routing', () => {
       expect(await response.text()).toBe('Hello, Ada');
       expect(response.headers.get('x-greeting')).toBe('yes');
       expect(response.headers.get('set-cookie')).toBe(
-        'visited=1; Path=/; Max-Age=60; HttpOnly; SameSite=Lax',
+        'visited=1; max-age=60; path=/; samesite=lax; httponly',
       );
     }
     expect(await (await get('/api/hello?name=Bob')).text()).toBe('Hello, Bob');
+  });
+
+  it("writes response cookies as ASP.NET Core's response cookies do: lower-case attributes in its order, path=/ unless given, the value escaped", async () => {
+    const response = await get('/api/cookies');
+    expect(response.status).toBe(200);
+    expect(response.headers.getSetCookie()).toEqual([
+      'fromHeaders=1',
+      'plain=x; path=/',
+      'token=a%20b%3Dc%2F%C3%A9%3B; expires=Wed, 02 Jan 2030 03:04:05 GMT; max-age=90; domain=example.com; path=/api; secure; samesite=none',
+      'strict=; path=/; samesite=strict; httponly',
+    ]);
+  });
+
+  it('answers 500 (empty) for a cookie ASP.NET Core refuses: a name that is no token, a negative max-age', async () => {
+    for (const bad of ['name', 'maxAge']) {
+      const response = await get(`/api/cookies?bad=${bad}`);
+      expect(response.status, bad).toBe(500);
+      expect(response.headers.get('set-cookie')).toBeNull();
+      expect(await response.text()).toBe('');
+    }
   });
 
   it('applies templates, constraints, catch-alls and literal-first precedence', async () => {

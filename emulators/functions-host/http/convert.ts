@@ -64,24 +64,54 @@ export function httpOutput(
   return data?.http ?? undefined;
 }
 
-const sameSite: Record<string, string> = { lax: 'Lax', strict: 'Strict', explicitNone: 'None' };
+const sameSite: Record<string, string> = { lax: 'lax', strict: 'strict', explicitNone: 'none' };
+/** RFC 7230 token: what ASP.NET Core's SetCookieHeaderValue accepts as a cookie name. */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]*$/;
+/** TimeSpan.MaxValue in seconds: a larger max-age overflows the host's TimeSpan.FromSeconds. */
+const MAX_TIMESPAN_SECONDS = 922_337_203_685;
 
+/**
+ * Uri.EscapeDataString: everything but RFC 3986's unreserved characters, percent-encoded as UTF-8 (a
+ * lone surrogate as U+FFFD, where encodeURIComponent would throw).
+ */
+const escapeDataString = (text: string) =>
+  encodeURIComponent(text.replace(/\p{Cs}/gu, '\uFFFD')).replace(
+    /[!'()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+
+/**
+ * A Set-Cookie line as the host writes it: `Response.Cookies.Append(name, value, CookieOptions)`, so
+ * ASP.NET Core's SetCookieHeaderValue form (lower-case attributes in its order, the value escaped,
+ * `path=/` by CookieOptions' default). What it refuses (a name that is no token, a negative or
+ * out-of-range max-age) fails the response, as the exception fails it in the host.
+ */
 function setCookie(cookie: RpcHttpCookie): string {
-  const parts = [`${cookie.name ?? ''}=${cookie.value ?? ''}`];
-  if (cookie.domain?.value) parts.push(`Domain=${cookie.domain.value}`);
-  if (cookie.path?.value) parts.push(`Path=${cookie.path.value}`);
+  const name = cookie.name ?? '';
+  if (!TOKEN.test(name)) throw new Error(`Invalid cookie name: ${name}`);
+  const parts = [`${name}=${escapeDataString(cookie.value ?? '')}`];
   const expires = cookie.expires?.value;
   if (expires?.seconds !== undefined && expires.seconds !== null) {
     parts.push(
-      `Expires=${new Date(Number(expires.seconds) * 1000 + (expires.nanos ?? 0) / 1e6).toUTCString()}`,
+      `expires=${new Date(Number(expires.seconds) * 1000 + (expires.nanos ?? 0) / 1e6).toUTCString()}`,
     );
   }
-  if (cookie.maxAge?.value !== undefined && cookie.maxAge.value !== null)
-    parts.push(`Max-Age=${cookie.maxAge.value}`);
-  if (cookie.secure?.value) parts.push('Secure');
-  if (cookie.httpOnly?.value) parts.push('HttpOnly');
+  const maxAge = cookie.maxAge?.value;
+  if (maxAge !== undefined && maxAge !== null) {
+    // (long)TimeSpan.TotalSeconds: truncated toward zero.
+    const seconds = Math.trunc(maxAge);
+    if (!(Math.abs(maxAge) <= MAX_TIMESPAN_SECONDS) || seconds < 0)
+      throw new Error(`cookie ${name}: max-age ${maxAge} is not a non-negative number of seconds`);
+    parts.push(`max-age=${seconds}`);
+  }
+  const domain = cookie.domain?.value;
+  if (typeof domain === 'string') parts.push(`domain=${domain}`);
+  const path = cookie.path?.value;
+  parts.push(`path=${typeof path === 'string' ? path : '/'}`);
+  if (cookie.secure?.value) parts.push('secure');
   const site = cookie.sameSite && sameSite[cookie.sameSite];
-  if (site) parts.push(`SameSite=${site}`);
+  if (site) parts.push(`samesite=${site}`);
+  if (cookie.httpOnly?.value) parts.push('httponly');
   return parts.join('; ');
 }
 

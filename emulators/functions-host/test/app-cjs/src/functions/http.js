@@ -13,6 +13,31 @@ app.http('hello', {
   },
 });
 
+/** Cookies as functions set them: the host writes each through ASP.NET Core's response cookies. */
+app.http('cookies', {
+  handler: async (request) => {
+    const bad = { name: { name: 'no spaces', value: '1' }, maxAge: { name: 'gone', value: '', maxAge: -1 } };
+    if (request.query.has('bad')) return { cookies: [bad[request.query.get('bad')]] };
+    return {
+      headers: { 'set-cookie': 'fromHeaders=1' },
+      cookies: [
+        { name: 'plain', value: 'x' },
+        {
+          name: 'token',
+          value: 'a b=c/é;',
+          domain: 'example.com',
+          path: '/api',
+          expires: new Date(Date.UTC(2030, 0, 2, 3, 4, 5)),
+          maxAge: 90.9,
+          secure: true,
+          sameSite: 'None',
+        },
+        { name: 'strict', value: '', sameSite: 'Strict', httpOnly: true },
+      ],
+    };
+  },
+});
+
 app.http('keyed', { authLevel: 'function', handler: async () => ({ jsonBody: { ok: true } }) });
 app.http('adminOnly', { authLevel: 'admin', route: 'master-only', handler: async () => ({ body: 'admin' }) });
 
