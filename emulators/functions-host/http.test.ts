@@ -132,6 +132,30 @@ describe('the query', () => {
   });
 });
 
+describe('request headers', () => {
+  it('reach the function as the host hands them over: a header sent on several lines is one value, joined by commas (StringValues), none dropped', async () => {
+    // Raw name/value pairs, each a header line of its own (Node sends no Host of its own then).
+    const lines = ['host', new URL(base).host, 'x-repeated', '1', 'x-repeated', '2, 3', 'x-empty', ''];
+    // Node's own parser keeps only the first of a repeated user-agent; Kestrel keeps every line.
+    lines.push('user-agent', 'first', 'user-agent', 'second');
+    const answer = await new Promise<{ status?: number; body: string }>((resolve, reject) => {
+      const req = request(`${base}/api/requestHeaders`, { headers: lines }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString() }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body)).toMatchObject({
+      'x-repeated': '1,2, 3',
+      'user-agent': 'first,second',
+      'x-empty': '',
+    });
+  });
+});
+
 describe('request bodies', () => {
   it('passes binary bodies and multipart uploads through', async () => {
     const bytes = new Uint8Array(1024 * 1024).fill(7);

@@ -8,10 +8,11 @@ export function toRpcHttp(
   baseUrl: string,
   params: Record<string, string>,
 ): RpcHttpData {
+  // Every line of a repeated header, joined as ASP.NET Core's StringValues.ToString() joins them (a
+  // comma, no space); req.headers would join with ', ' and keep only the first user-agent, host …
   const headers: Record<string, string> = {};
-  for (const name in req.headers) {
-    const value = req.headers[name];
-    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  for (const [name, values] of Object.entries(req.headersDistinct)) {
+    if (values) headers[name] = values.join(',');
   }
   // The URL the client used (Host header) when it is a valid one; the bound address otherwise.
   let url = `http://${req.headers.host}${req.url}`;

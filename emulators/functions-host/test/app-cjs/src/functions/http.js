@@ -68,6 +68,10 @@ app.http('echo', {
   },
 });
 
+app.http('requestHeaders', {
+  handler: async (request) => ({ jsonBody: Object.fromEntries(request.headers) }),
+});
+
 app.http('query', {
   handler: async (request) => ({ jsonBody: Object.fromEntries(request.query) }),
 });
