@@ -126,9 +126,9 @@ describe('routing', () => {
 });
 
 describe('the query', () => {
-  it('reaches the function as the host hands it over: repeated names joined by commas, empty values left out', async () => {
-    const query = await (await get('/api/query?a=1&A=2&b=&c=x%20y&d=+z')).json();
-    expect(query).toEqual({ a: '1,2', c: 'x y', d: ' z' });
+  it('reaches the function as the host hands it over: repeated names joined by commas, empty values kept', async () => {
+    const query = await (await get('/api/query?a=1&A=2&b=&c=x%20y&d=+z&e&f=&f=')).json();
+    expect(query).toEqual({ a: '1,2', b: '', c: 'x y', d: ' z', e: '', f: ',' });
   });
 });
 

@@ -30,7 +30,8 @@ export function toRpcHttp(
 /**
  * The query as the Functions host hands it to the worker, which the library's `request.query` is made
  * of: one value per name, names matched case-insensitively (the first spelling kept), repeated values
- * joined by commas (ASP.NET Core's StringValues), empty values left out.
+ * joined by commas (ASP.NET Core's StringValues). Empty values are kept: the Node worker declares
+ * UseNullableValueDictionaryForHttp, so the host sends its nullable query, which drops none.
  */
 function rpcQuery(search: URLSearchParams): Record<string, string> {
   const values = new Map<string, { name: string; values: string[] }>();
@@ -40,10 +41,7 @@ function rpcQuery(search: URLSearchParams): Record<string, string> {
     values.set(name.toLowerCase(), entry);
   }
   const query: Record<string, string> = {};
-  for (const { name, values: all } of values.values()) {
-    const joined = all.join(',');
-    if (joined) query[name] = joined;
-  }
+  for (const { name, values: all } of values.values()) query[name] = all.join(',');
   return query;
 }
 
