@@ -102,6 +102,32 @@ describe('routing', () => {
     expect(await (await get('/api/ties/1')).text()).toBe('Ties/{name}');
   });
 
+  it('decodes the path as Kestrel does: %2F and undecodable sequences stay as sent, %00 is refused (400)', async () => {
+    const text = async (path: string) => {
+      const response = await get(path);
+      expect(response.status, path).toBe(200);
+      return response.text();
+    };
+    expect(await text('/api/hello/%C3%A9%20x')).toBe('Hello, é x');
+    expect(await text('/api/hello/a%2Fb')).toBe('Hello, a%2Fb');
+    // Each sequence on its own: a valid one is decoded next to one that is not UTF-8.
+    expect(await text('/api/files/%C3%A9%E0%A4%A')).toBe('é%E0%A4%A');
+    expect(await text('/api/files/%C3%41')).toBe('%C3A');
+    const nul = await get('/api/hello/a%00b');
+    expect(nul.status).toBe(400);
+    expect(await nul.text()).toBe('');
+  });
+
+  it("splits it as ASP.NET's routing does: an empty segment matches no route, a catch-all takes the rest as sent", async () => {
+    for (const path of ['/api/hello//Ada', '//api/hello', '/api//hello', '//', '/api/files//a']) {
+      const response = await get(path);
+      expect(response.status, path).toBe(404);
+      expect(await response.text()).toBe('');
+    }
+    expect(await (await get('/api/files/a%2Fb//c%20d/')).text()).toBe('a%2Fb//c d/');
+    expect(await (await get('/api/files/')).text()).toBe('');
+  });
+
   it('answers 404 (empty) for unknown routes and — like the real host — for a method the function does not accept', async () => {
     for (const [method, path] of [
       ['GET', '/api/nope'],

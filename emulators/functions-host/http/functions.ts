@@ -6,6 +6,7 @@ import { type Host, isDisabled, triggerOf } from '../host.ts';
 import type { AuthLevel } from '../keys.ts';
 import { closeAfterAnswer, readAtMost } from './body.ts';
 import { httpOutput, httpOutputName, sendRpcHttp, toRpcHttp } from './convert.ts';
+import { decodeRequestPath, pathSegments } from './request-path.ts';
 import { type CompiledRoute, comparePrecedence, compileRoute, matchRoute } from './routes.ts';
 import { serveStreaming } from './stream.ts';
 
@@ -40,14 +41,6 @@ async function functionBody(host: Host, req: IncomingMessage): Promise<{ body: B
   const read = await readAtMost(req, limit + 1);
   if (read.body.length > MAX_REQUEST_BYTES) throw new BodyTooLargeError(MAX_REQUEST_BYTES);
   return read;
-}
-
-function decodeSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
 }
 
 /**
@@ -105,15 +98,12 @@ export async function serveFunction(
   res: ServerResponse,
   url: URL,
 ): Promise<boolean> {
-  const segments = url.pathname
-    .split('/')
-    .filter((segment) => segment !== '')
-    .map((segment) => (segment.includes('%') ? decodeSegment(segment) : segment));
+  const path = pathSegments(decodeRequestPath(url.pathname));
   const method = req.method ?? 'GET';
   let found: { route: HttpRoute; params: Record<string, string> } | undefined;
   for (const route of routes) {
     if (route.methods && !route.methods.has(method)) continue;
-    const params = matchRoute(route.route, segments);
+    const params = matchRoute(route.route, path);
     if (params) {
       found = { route, params };
       break;

@@ -4,6 +4,8 @@
  * (`{id:int}`, `{name:alpha:minlength(2)}`, `{x:regex(^a+$)}` …), and ASP.NET's precedence between
  * templates (literal before constrained parameter before parameter before catch-all).
  */
+import type { PathSegments } from './request-path.ts';
+
 interface Param {
   name: string;
   optional: boolean;
@@ -133,14 +135,21 @@ export function comparePrecedence(a: CompiledRoute, b: CompiledRoute): number {
 
 const accepts = (param: Param, value: string) => param.constraints.every((check) => check(value));
 
-/** Route values if `path` (decoded segments) matches, else undefined. */
-export function matchRoute(route: CompiledRoute, path: string[]): Record<string, string> | undefined {
+/**
+ * Route values if the path matches, else undefined. As ASP.NET's RoutePatternMatcher: an empty segment
+ * (`a//b`) matches nothing, but a catch-all takes the rest of the path as it is, slashes included.
+ */
+export function matchRoute(
+  route: CompiledRoute,
+  { segments: path, trailingSlash }: PathSegments,
+): Record<string, string> | undefined {
   const values: Record<string, string> = {};
   for (const [i, segment] of route.segments.entries()) {
     const [only] = segment.parts;
     const single = segment.parts.length === 1 && only && 'param' in only ? only.param : undefined;
+    if (path[i] === '') return undefined;
     if (single?.catchAll) {
-      const rest = path.slice(i).join('/');
+      const rest = i < path.length ? path.slice(i).join('/') + (trailingSlash ? '/' : '') : '';
       if (rest && !accepts(single, rest)) return undefined;
       if (rest || single.defaultValue !== undefined)
         values[single.name] = rest || (single.defaultValue ?? '');

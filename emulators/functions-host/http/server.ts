@@ -5,6 +5,7 @@ import type { Host, TriggerKind } from '../host.ts';
 import { serveAdmin } from './admin.ts';
 import { closeAfterAnswer } from './body.ts';
 import { httpRoutes, serveFunction } from './functions.ts';
+import { BadRequestPathError } from './request-path.ts';
 
 export function createHostServer(host: Host, kinds: Map<string, TriggerKind>): Server {
   const routes = httpRoutes(host);
@@ -12,7 +13,9 @@ export function createHostServer(host: Host, kinds: Map<string, TriggerKind>): S
     [...kinds.values()].flatMap((kind) => (kind.webhook ? [[kind.webhook.name, kind.webhook]] : [])),
   );
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const url = new URL(req.url ?? '/', 'http://host');
+    // A path given with its host alone: `//a/b` is a path, never the authority `a` that URL would read.
+    const target = req.url ?? '/';
+    const url = new URL(target.startsWith('/') ? `http://host${target}` : target, 'http://host');
     const path = url.pathname.toLowerCase();
     if (path === '/admin' || path.startsWith('/admin/')) return serveAdmin(host, kinds, req, res, url);
     const webhook = /^\/runtime\/webhooks\/([^/]+)\/?$/.exec(path);
@@ -29,6 +32,11 @@ export function createHostServer(host: Host, kinds: Map<string, TriggerKind>): S
   };
   const server = createServer({ maxHeaderSize: MAX_HEADER_SIZE, keepAliveTimeout: 120_000 }, (req, res) => {
     handle(req, res).catch((error: Error) => {
+      if (error instanceof BadRequestPathError && !res.headersSent) {
+        // Kestrel's answer to a path it cannot take: 400, empty, the connection closed.
+        res.writeHead(400, { 'content-length': 0, connection: 'close' }).end();
+        return;
+      }
       if (error instanceof BodyTooLargeError) {
         // Stop reading the oversized body: answer, then close the connection.
         closeAfterAnswer(req, res);
