@@ -118,6 +118,11 @@ describe('routing', () => {
     expect(await nul.text()).toBe('');
   });
 
+  it("gives the function the URL the host builds: the decoded path escaped again as ASP.NET's PathString writes it, the query as sent", async () => {
+    const url = await (await get('/api/url/%7e%c3%a9%41/a%2Fb/%2541?x=%7e')).text();
+    expect(url).toBe(`${base}/api/url/~%C3%A9A/a%2Fb/%41?x=%7e`);
+  });
+
   it("splits it as ASP.NET's routing does: an empty segment matches no route, a catch-all takes the rest as sent", async () => {
     for (const path of ['/api/hello//Ada', '//api/hello', '/api//hello', '//', '/api/files//a']) {
       const response = await get(path);

@@ -1,6 +1,7 @@
 /** Between node:http and the worker's HTTP data (what the library turns into HttpRequest / from HttpResponse). */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RegisteredFunction, RpcHttpCookie, RpcHttpData, RpcInvocationResponse } from '../core-api.ts';
+import { decodeRequestPath, pathToUriComponent } from './request-path.ts';
 
 export function toRpcHttp(
   req: IncomingMessage,
@@ -15,14 +16,14 @@ export function toRpcHttp(
     if (values) headers[name] = values.join(',');
   }
   // The URL the client used (Host header) when it is a valid one; the bound address otherwise.
-  let url = `http://${req.headers.host}${req.url}`;
   let parsed: URL;
   try {
-    parsed = new URL(url);
+    parsed = new URL(`http://${req.headers.host}${req.url}`);
   } catch {
-    url = `${baseUrl}${req.url}`;
-    parsed = new URL(url);
+    parsed = new URL(`${baseUrl}${req.url}`);
   }
+  // As the host writes it: scheme://Host + Request.Path (decoded, then escaped by PathString) + the query.
+  const url = `${parsed.origin}${pathToUriComponent(decodeRequestPath(parsed.pathname))}${parsed.search}`;
   const query = parsed.search ? rpcQuery(parsed.searchParams) : {};
   return { method: req.method, url, headers, query, params, body: body.length ? { bytes: body } : undefined };
 }

@@ -93,3 +93,17 @@ export function pathSegments(path: string): PathSegments {
   const trailingSlash = path.endsWith('/');
   return { segments: path.slice(1, trailingSlash ? -1 : undefined).split('/'), trailingSlash };
 }
+
+/** The characters ASP.NET's PathString writes unescaped: RFC 3986's pchar and `/`, ASCII only. */
+const PATH_CHAR = /[A-Za-z0-9\-._~!$&'()*+,;=:@/]/;
+const escapeRun = (run: string) => encodeURIComponent(run.replace(/\p{Cs}/gu, '\uFFFD'));
+
+/**
+ * A decoded path as ASP.NET's PathString.ToUriComponent writes it, which is the path of the URL the
+ * host gives the function: what is no path character is escaped (UTF-8), a `%XX` already there kept.
+ */
+export function pathToUriComponent(path: string): string {
+  return path.replace(/%[0-9A-Fa-f]{2}|[\s\S]/gu, (part) =>
+    part.length === 3 || PATH_CHAR.test(part) ? part : escapeRun(part),
+  );
+}

@@ -72,6 +72,8 @@ app.http('requestHeaders', {
   handler: async (request) => ({ jsonBody: Object.fromEntries(request.headers) }),
 });
 
+app.http('requestUrl', { route: 'url/{*rest}', handler: async (request) => ({ body: request.url }) });
+
 app.http('query', {
   handler: async (request) => ({ jsonBody: Object.fromEntries(request.query) }),
 });
