@@ -1,7 +1,7 @@
 /** Between node:http and the worker's HTTP data (what the library turns into HttpRequest / from HttpResponse). */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RegisteredFunction, RpcHttpCookie, RpcHttpData, RpcInvocationResponse } from '../core-api.ts';
-import { decodeRequestPath, pathToUriComponent } from './request-path.ts';
+import { decodeRequestPath, escapeDataString, pathToUriComponent } from './request-path.ts';
 
 export function toRpcHttp(
   req: IncomingMessage,
@@ -69,16 +69,6 @@ const sameSite: Record<string, string> = { lax: 'lax', strict: 'strict', explici
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]*$/;
 /** TimeSpan.MaxValue in seconds: a larger max-age overflows the host's TimeSpan.FromSeconds. */
 const MAX_TIMESPAN_SECONDS = 922_337_203_685;
-
-/**
- * Uri.EscapeDataString: everything but RFC 3986's unreserved characters, percent-encoded as UTF-8 (a
- * lone surrogate as U+FFFD, where encodeURIComponent would throw).
- */
-const escapeDataString = (text: string) =>
-  encodeURIComponent(text.replace(/\p{Cs}/gu, '\uFFFD')).replace(
-    /[!'()*]/g,
-    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
-  );
 
 /**
  * A Set-Cookie line as the host writes it: `Response.Cookies.Append(name, value, CookieOptions)`, so

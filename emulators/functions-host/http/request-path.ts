@@ -96,7 +96,16 @@ export function pathSegments(path: string): PathSegments {
 
 /** The characters ASP.NET's PathString writes unescaped: RFC 3986's pchar and `/`, ASCII only. */
 const PATH_CHAR = /[A-Za-z0-9\-._~!$&'()*+,;=:@/]/;
-const escapeRun = (run: string) => encodeURIComponent(run.replace(/\p{Cs}/gu, '\uFFFD'));
+
+/**
+ * .NET's Uri.EscapeDataString: everything but RFC 3986's unreserved characters, percent-encoded as
+ * UTF-8 (a lone surrogate as U+FFFD, where encodeURIComponent would throw).
+ */
+export const escapeDataString = (text: string) =>
+  encodeURIComponent(text.replace(/\p{Cs}/gu, '\uFFFD')).replace(
+    /[!'()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
 
 /**
  * A decoded path as ASP.NET's PathString.ToUriComponent writes it, which is the path of the URL the
@@ -104,6 +113,6 @@ const escapeRun = (run: string) => encodeURIComponent(run.replace(/\p{Cs}/gu, '\
  */
 export function pathToUriComponent(path: string): string {
   return path.replace(/%[0-9A-Fa-f]{2}|[\s\S]/gu, (part) =>
-    part.length === 3 || PATH_CHAR.test(part) ? part : escapeRun(part),
+    part.length === 3 || PATH_CHAR.test(part) ? part : escapeDataString(part),
   );
 }
