@@ -85,6 +85,20 @@ describe('routing', () => {
     }
   });
 
+  it('answers 500 (empty) for a response header that is no ASCII, which Kestrel refuses to write', async () => {
+    for (const name of ['content-disposition', 'content-type']) {
+      const response = await get(`/api/nonAsciiHeader?name=${name}`);
+      expect(response.status, name).toBe(500);
+      expect(response.headers.get(name)).toBeNull();
+      expect(await response.text()).toBe('');
+    }
+    await waitFor('the reason in the log', () =>
+      readLog(logFile).find((e) =>
+        e.message.includes('Invalid non-ASCII or control character in header: 0x00E9'),
+      ),
+    );
+  });
+
   it('applies templates, constraints, catch-alls and literal-first precedence', async () => {
     const params = async (path: string) => ((await (await get(path)).json()) as { params: unknown }).params;
     expect(await params('/api/products/books/12')).toEqual({ category: 'books', id: '12' });

@@ -105,6 +105,18 @@ function setCookie(cookie: RpcHttpCookie): string {
   return parts.join('; ');
 }
 
+/**
+ * Kestrel writes header values in ASCII only (tab and 0x20-0x7E): it throws at any other character, so
+ * the host answers 500. Node would write a Latin-1 `é` as is.
+ */
+function checkHeaderValue(value: string): void {
+  const invalid = /[^\t\x20-\x7e]/.exec(value);
+  if (invalid) {
+    const code = invalid[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
+    throw new Error(`Invalid non-ASCII or control character in header: 0x${code}`);
+  }
+}
+
 /** Framing is ours to decide: never pass these through from the function. */
 const hopByHop = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive']);
 
@@ -127,6 +139,7 @@ export function sendRpcHttp(res: ServerResponse, data: RpcHttpData | undefined, 
     const set = headers['set-cookie'];
     headers['set-cookie'] = set === undefined ? cookies : [set as string, ...cookies];
   }
+  for (const value of Object.values(headers)) for (const one of [value].flat()) checkHeaderValue(String(one));
   // 204 and 304 carry no body, so no length either.
   const bodyless = status === 204 || status === 304;
   if (!bodyless) headers['content-length'] = body.length;

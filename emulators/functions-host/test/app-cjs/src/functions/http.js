@@ -38,6 +38,13 @@ app.http('cookies', {
   },
 });
 
+/** A header value the library takes (a byte string) but Kestrel refuses: it is no ASCII. */
+app.http('nonAsciiHeader', {
+  handler: async (request) => ({
+    headers: { [request.query.get('name')]: 'attachment; filename="résumé.txt"' },
+  }),
+});
+
 app.http('keyed', { authLevel: 'function', handler: async () => ({ jsonBody: { ok: true } }) });
 app.http('adminOnly', { authLevel: 'admin', route: 'master-only', handler: async () => ({ body: 'admin' }) });
 
