@@ -26,9 +26,12 @@ interface HttpRoute {
 }
 
 const EMPTY = Buffer.alloc(0);
-/** HTTP/1.1: without Content-Length or Transfer-Encoding a request has no body (spares a stream read). */
-const hasBody = (req: IncomingMessage) =>
-  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+/**
+ * The host hands the worker a body only when the request declares its length (its ToRpcHttp reads the
+ * body if `ContentLength > 0`): a chunked body never reaches a function that does not stream
+ * (azure-functions-host#7930, azure-functions-nodejs-worker#524).
+ */
+const declaresBody = (req: IncomingMessage) => Number(req.headers['content-length'] ?? 0) > 0;
 
 /**
  * The body a function gets: the whole body, or — past the limit the app declares — its first limit + 1
@@ -125,7 +128,8 @@ export async function serveFunction(
     await serveStreaming(host, route.fn, route.bindingName, params, req, res, call);
     return true;
   }
-  const { body, cut } = hasBody(req) ? await functionBody(host, req) : { body: EMPTY, cut: false };
+  // A chunked body is left unread; once the answer is out, Node drains it, as Kestrel does.
+  const { body, cut } = declaresBody(req) ? await functionBody(host, req) : { body: EMPTY, cut: false };
   if (cut) closeAfterAnswer(req, res);
   const outcome = await host.invoker.invoke(route.fn, {
     inputData: [{ name: route.bindingName, data: { http: toRpcHttp(req, body, host.baseUrl, params) } }],
