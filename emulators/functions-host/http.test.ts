@@ -1,7 +1,7 @@
 /** The host's HTTP side, driven over real HTTP: loading, settings, hooks, routes, methods, bodies, failures, logs. */
 import { statSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDataDir, waitFor } from '../core/testing.ts';
@@ -408,6 +408,18 @@ describe('failures and logs', () => {
       req.end();
     });
     expect(raw).toBe(200);
+    // An absolute-form target whose authority is no URL: Kestrel's 400, not a failure of the host.
+    const statusLine = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(new URL(base).port), '127.0.0.1', () =>
+        socket.write('GET http://%zz/api/hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
+      );
+      let text = '';
+      socket.setEncoding('utf8').on('data', (chunk: string) => {
+        text += chunk;
+      });
+      socket.on('end', () => resolve(text.split('\r\n')[0] ?? '')).on('error', reject);
+    });
+    expect(statusLine).toBe('HTTP/1.1 400 Bad Request');
     expect((await get('/api/hello')).status).toBe(200);
   });
 });

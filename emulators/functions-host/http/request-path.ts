@@ -3,8 +3,8 @@
  * UrlDecoder), then cut into segments as ASP.NET's PathTokenizer cuts it.
  */
 
-/** A path Kestrel refuses before any routing: it answers 400. */
-export class BadRequestPathError extends Error {}
+/** A request target Kestrel refuses before any routing (a path with `%00`, an absolute form that is no URL): 400. */
+export class BadRequestTargetError extends Error {}
 
 const PERCENT = 0x25;
 
@@ -39,7 +39,7 @@ function utf8Length(first: number): number {
 function decodeAt(bytes: Buffer, start: number): { decoded?: number[]; end: number } {
   const first = escapedByte(bytes, start);
   if (first < 0) return { end: start + 1 };
-  if (first === 0) throw new BadRequestPathError('The path contains null characters.');
+  if (first === 0) throw new BadRequestTargetError('The path contains null characters.');
   if (first < 0x80) return { decoded: [first], end: start + 3 };
   const length = utf8Length(first);
   if (!length) return { end: start + 3 };

@@ -5,7 +5,19 @@ import type { Host, TriggerKind } from '../host.ts';
 import { serveAdmin } from './admin.ts';
 import { closeAfterAnswer } from './body.ts';
 import { httpRoutes, serveFunction } from './functions.ts';
-import { BadRequestPathError } from './request-path.ts';
+import { BadRequestTargetError } from './request-path.ts';
+
+/**
+ * The request target as a URL: `//a/b` is a path (URL would read the authority `a`), `http://x/a` the
+ * absolute form; one that is no URL is Kestrel's 400.
+ */
+function requestUrl(target: string): URL {
+  try {
+    return new URL(target.startsWith('/') ? `http://host${target}` : target, 'http://host');
+  } catch {
+    throw new BadRequestTargetError(`invalid request target ${target}`);
+  }
+}
 
 export function createHostServer(host: Host, kinds: Map<string, TriggerKind>): Server {
   const routes = httpRoutes(host);
@@ -13,9 +25,7 @@ export function createHostServer(host: Host, kinds: Map<string, TriggerKind>): S
     [...kinds.values()].flatMap((kind) => (kind.webhook ? [[kind.webhook.name, kind.webhook]] : [])),
   );
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    // A path given with its host alone: `//a/b` is a path, never the authority `a` that URL would read.
-    const target = req.url ?? '/';
-    const url = new URL(target.startsWith('/') ? `http://host${target}` : target, 'http://host');
+    const url = requestUrl(req.url ?? '/');
     const path = url.pathname.toLowerCase();
     if (path === '/admin' || path.startsWith('/admin/')) return serveAdmin(host, kinds, req, res, url);
     const webhook = /^\/runtime\/webhooks\/([^/]+)\/?$/.exec(path);
@@ -32,8 +42,8 @@ export function createHostServer(host: Host, kinds: Map<string, TriggerKind>): S
   };
   const server = createServer({ maxHeaderSize: MAX_HEADER_SIZE, keepAliveTimeout: 120_000 }, (req, res) => {
     handle(req, res).catch((error: Error) => {
-      if (error instanceof BadRequestPathError && !res.headersSent) {
-        // Kestrel's answer to a path it cannot take: 400, empty, the connection closed.
+      if (error instanceof BadRequestTargetError && !res.headersSent) {
+        // Kestrel's answer to a request target it cannot take: 400, empty, the connection closed.
         res.writeHead(400, { 'content-length': 0, connection: 'close' }).end();
         return;
       }
