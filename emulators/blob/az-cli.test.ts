@@ -1,0 +1,104 @@
+import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDataDir } from '../core/testing.ts';
+import { type Stack, start } from '../stack/launcher.ts';
+
+/**
+ * Blob storage as a user reaches it with Microsoft's own CLI (Debian's azure-cli, installed by .ci/run):
+ * the stack's connection string, and the account name, key and endpoint given one by one.
+ */
+const data = testDataDir();
+const config = join(data.dir, 'az');
+let stack: Stack;
+let connection: string;
+
+/**
+ * Runs `az … -o json` with a configuration of its own (made by az) and no telemetry; answers its exit
+ * code (or why it did not run: ENOENT, a signal) and output.
+ */
+function az(...args: string[]): Promise<{ code: number | string; stdout: string; stderr: string }> {
+  // Nothing of the user's environment may choose the account instead of the arguments.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AZURE_')));
+  return new Promise((resolve) => {
+    execFile(
+      'az',
+      [...args, '-o', 'json'],
+      // az retries a refused connection for over a minute: a stack that stops answering fails sooner.
+      {
+        env: {
+          ...env,
+          AZURE_CONFIG_DIR: config,
+          AZURE_CORE_COLLECT_TELEMETRY: 'false',
+          AZURE_CORE_NO_COLOR: 'true',
+        },
+        timeout: 60_000,
+      },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? (error.code ?? String(error.signal)) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** `az …` that must succeed: its JSON output. */
+async function azJson(...args: string[]): Promise<unknown> {
+  const result = await az(...args);
+  expect(result.stderr, `az ${args.slice(0, 4).join(' ')}`).toBe('');
+  expect(result.code).toBe(0);
+  return result.stdout.trim() ? JSON.parse(result.stdout) : undefined;
+}
+
+beforeAll(async () => {
+  stack = await start({ dataDir: data.dir, ports: 'free', console: false, components: ['blob'] });
+  connection = stack.description.connections.StorageConnection as string;
+});
+afterAll(async () => {
+  await stack?.stop();
+  data.remove();
+});
+
+describe('blob storage through az storage', () => {
+  it("creates a container, uploads with content type and metadata, and lists with stack.json's connection string", async () => {
+    const withConnection = ['--connection-string', connection];
+    expect(await azJson('storage', 'container', 'create', '-n', 'scratch', ...withConnection)).toEqual({
+      created: true,
+    });
+    const file = join(data.dir, 'notes.txt');
+    writeFileSync(file, 'hello from az');
+    const blob = ['-c', 'scratch', '-n', 't-1/notes.txt'];
+    const upload = ['-f', file, '--no-progress', '--content-type', 'text/plain', '--metadata', 'TaskId=t-1'];
+    await azJson('storage', 'blob', 'upload', ...blob, ...upload, ...withConnection);
+
+    const [containers, blobs] = await Promise.all([
+      azJson('storage', 'container', 'list', '--query', '[].name', ...withConnection),
+      azJson('storage', 'blob', 'list', '-c', 'scratch', '--include', 'm', ...withConnection),
+    ]);
+    // The topology's containers are there from the start, beside the new one.
+    expect(containers).toEqual(['attachments', 'scratch', 'tasks']);
+    expect(blobs).toMatchObject([
+      {
+        name: 't-1/notes.txt',
+        metadata: { TaskId: 't-1' },
+        properties: { contentLength: 13, contentSettings: { contentType: 'text/plain' } },
+      },
+    ]);
+  });
+
+  it('downloads, shows metadata and deletes with --account-name, --account-key and --blob-endpoint', async () => {
+    const key = /AccountKey=([^;]+)/.exec(connection)?.[1] as string;
+    const account = ['--account-name', 'devstoreaccount1', '--account-key', key];
+    const endpoint = ['--blob-endpoint', stack.description.endpoints.blob?.blob as string];
+    const blob = ['-c', 'scratch', '-n', 't-1/notes.txt', ...account, ...endpoint];
+    const downloaded = join(data.dir, 'downloaded.txt');
+    const [, metadata] = await Promise.all([
+      azJson('storage', 'blob', 'download', ...blob, '-f', downloaded, '--no-progress'),
+      azJson('storage', 'blob', 'metadata', 'show', ...blob),
+    ]);
+    expect(readFileSync(downloaded, 'utf8')).toBe('hello from az');
+    expect(metadata).toEqual({ TaskId: 't-1' });
+
+    await azJson('storage', 'blob', 'delete', ...blob);
+    expect(await azJson('storage', 'blob', 'list', '-c', 'scratch', ...account, ...endpoint)).toEqual([]);
+  });
+});
