@@ -101,4 +101,14 @@ describe('blob storage through az storage', () => {
     await azJson('storage', 'blob', 'delete', ...blob);
     expect(await azJson('storage', 'blob', 'list', '-c', 'scratch', ...account, ...endpoint)).toEqual([]);
   });
+
+  it("says a wrong account key is an authentication failure, as az says of Azure's", async () => {
+    const wrong = connection.replace(/AccountKey=[^;]+/, `AccountKey=${Buffer.alloc(64).toString('base64')}`);
+    const result = await az('storage', 'container', 'list', '--connection-string', wrong);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain(
+      'Authentication failure. This may be caused by either invalid account key, connection string or sas token value provided for your storage account.',
+    );
+  });
 });

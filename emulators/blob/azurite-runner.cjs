@@ -37,6 +37,22 @@ utils.isURITemplateMatch = (url, template) => {
   return matches;
 };
 
+// A SharedKey signature that matches neither account key: Azure answers 403 AuthenticationFailed; Azurite
+// says AuthorizationFailure, Azure's code for a request its network rules refuse, which az then reports
+// as such ("The request may be blocked by network rules") instead of as a wrong key.
+const { default: SharedKey } = require('azurite/dist/src/blob/authentication/BlobSharedKeyAuthenticator.js');
+const { default: StorageErrors } = require('azurite/dist/src/blob/errors/StorageErrorFactory.js');
+const validateSharedKey = SharedKey.prototype.validate;
+SharedKey.prototype.validate = async function (req, context) {
+  const pass = await validateSharedKey.call(this, req, context);
+  if (pass !== false) return pass;
+  const signature = req.getHeader('authorization').split(':').pop();
+  throw StorageErrors.getAuthenticationFailed(
+    context.contextId,
+    `The MAC signature found in the HTTP request '${signature}' is not the same as any computed signature.`,
+  );
+};
+
 // The blob events the Functions host's blob trigger subscribes to (blob-events.cjs), on Azurite's server.
 const http = require('node:http');
 const { serveBlobEvents } = require('./blob-events.cjs');
