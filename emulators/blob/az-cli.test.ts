@@ -13,26 +13,34 @@ const data = testDataDir();
 const config = join(data.dir, 'az');
 let stack: Stack;
 let connection: string;
+/** The discard port: a proxy there refuses at once, and nothing sent to it leaves the machine. */
+const DEAD_PROXY = 'http://127.0.0.1:9';
 
 /**
  * Runs `az … -o json` with a configuration of its own (made by az) and no telemetry; answers its exit
  * code (or why it did not run: ENOENT, a signal) and output.
  */
 function az(...args: string[]): Promise<{ code: number | string; stdout: string; stderr: string }> {
-  // Nothing of the user's environment may choose the account instead of the arguments.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AZURE_')));
+  // Nothing of the user's environment may choose the account or a proxy instead of the arguments.
+  const inherited = Object.entries(process.env).filter(
+    ([name]) => !name.startsWith('AZURE_') && !name.toLowerCase().endsWith('_proxy'),
+  );
+  // Loopback only: a fresh configuration makes az ask azure.microsoft.com and GitHub for its latest
+  // version, so every request but the stack's goes to a proxy on a loopback port nothing serves.
+  const loopbackOnly = { http_proxy: DEAD_PROXY, https_proxy: DEAD_PROXY, no_proxy: '127.0.0.1' };
   return new Promise((resolve) => {
     execFile(
       'az',
       [...args, '-o', 'json'],
-      // az retries a refused connection for over a minute: a stack that stops answering fails sooner.
       {
         env: {
-          ...env,
+          ...Object.fromEntries(inherited),
+          ...loopbackOnly,
           AZURE_CONFIG_DIR: config,
           AZURE_CORE_COLLECT_TELEMETRY: 'false',
           AZURE_CORE_NO_COLOR: 'true',
         },
+        // az retries a refused connection for over a minute: a stack that stops answering fails sooner.
         timeout: 60_000,
       },
       (error, stdout, stderr) =>
