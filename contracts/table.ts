@@ -1,6 +1,6 @@
 /** Runs the documented-status table against a target and prints it with pass/fail/skip per row. */
 import { type Memo, ROWS, type Row } from './rows.ts';
-import { advanceClock, missing, reasonOf, type Target } from './target.ts';
+import { advanceClock, fetchTarget, missing, reasonOf, type Target } from './target.ts';
 import { answerOf, problemsWith } from './validate.ts';
 
 export interface RowResult {
@@ -28,7 +28,7 @@ export async function runRow(row: Row, target: Target, memo: Memo): Promise<RowR
     if (row.before === 'advanceClock' && missing(target, CLOCK).length === 0)
       await advanceClock(target, PAST_WINDOW_MS);
     const { url, init } = row.request(target, memo);
-    const answer = await answerOf(await fetch(url, { ...init, redirect: 'manual' }));
+    const answer = await answerOf(await fetchTarget(url, { ...init, redirect: 'manual' }));
     if (answer.status !== row.status) problems.push(`status ${answer.status}, expected ${row.status}`);
     problems.push(...(await problemsWith(row.surface, row.method, row.path, answer)));
     if (typeof row.body === 'string' && answer.body !== row.body)

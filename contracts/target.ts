@@ -121,7 +121,7 @@ export const missing = (target: Target, needs: readonly Need[]) => needs.filter(
 
 /** A POST to the target's control API (needs controlUrl and masterKey); answers the JSON it returns. */
 export async function control(target: Target, path: string, body: unknown): Promise<unknown> {
-  const response = await fetch(`${target.controlUrl}${path}`, {
+  const response = await fetchTarget(`${target.controlUrl}${path}`, {
     method: 'POST',
     headers: { [CONTROL_KEY_HEADER]: target.masterKey ?? '' },
     body: JSON.stringify(body),
@@ -129,6 +129,31 @@ export async function control(target: Target, path: string, body: unknown): Prom
   const text = await response.text();
   if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${text}`);
   return JSON.parse(text);
+}
+
+export const ANSWER_TIMEOUT_ENV = 'TASKSTACK_ANSWER_TIMEOUT_MS';
+const ANSWER_TIMEOUT_MS = 30_000;
+/** Origins that let a request time out in this run: later requests to them fail at once. */
+const silentOrigins = new Set<string>();
+
+/**
+ * fetch for a contract run: a target that accepts connections but never answers (a dropping firewall,
+ * a hung app) fails the request after TASKSTACK_ANSWER_TIMEOUT_MS (30 s; the body included) rather than
+ * after undici's 300 s per request, and every later request to that origin fails at once, so a silent
+ * target costs one timeout per origin, not one per row.
+ */
+export async function fetchTarget(url: string, init: RequestInit = {}): Promise<Response> {
+  const ms = Number(process.env[ANSWER_TIMEOUT_ENV]) || ANSWER_TIMEOUT_MS;
+  const { origin } = new URL(url);
+  const silence = `no answer from ${origin} within ${ms / 1000} s`;
+  if (silentOrigins.has(origin)) throw new Error(`${silence} (an earlier request)`);
+  try {
+    return await fetch(url, { ...init, signal: AbortSignal.timeout(ms) });
+  } catch (error) {
+    if ((error as Error).name !== 'TimeoutError') throw error;
+    silentOrigins.add(origin);
+    throw new Error(silence);
+  }
 }
 
 /** Moves the target's stack clock through its control API. */

@@ -4,7 +4,14 @@
  * (`functionsLog`, `controlUrl` + `masterKey`) and are skipped elsewhere, naming the missing field.
  */
 import { GatewayClient } from '../contracts/gateway-client.ts';
-import { advanceClock, control, FEED_POLL_DELAY_MS, type Need, type Target } from '../contracts/target.ts';
+import {
+  advanceClock,
+  control,
+  FEED_POLL_DELAY_MS,
+  fetchTarget,
+  type Need,
+  type Target,
+} from '../contracts/target.ts';
 import { waitFor } from '../emulators/core/testing.ts';
 import { readLogFile } from '../emulators/functions-host/logs.ts';
 import { openPage, postForm } from '../system/web/test-support.ts';
@@ -50,7 +57,7 @@ async function upload(t: Target, taskId: string, fileName: string, type: string)
   form.set('taskId', taskId);
   form.set('file', new Blob(['scenario notes'], { type }), fileName);
   await expectStatus(
-    await fetch(fn(t, '/api/uploadattachment'), { method: 'POST', body: form }),
+    await fetchTarget(fn(t, '/api/uploadattachment'), { method: 'POST', body: form }),
     200,
     'uploadattachment',
   );
@@ -65,7 +72,10 @@ export const SCENARIOS: Scenario[] = [
     async run(t, step) {
       const title = unique('scenario blob');
       const body = await expectStatus(
-        await fetch(fn(t, '/api/createtask'), { method: 'POST', body: JSON.stringify({ Title: title }) }),
+        await fetchTarget(fn(t, '/api/createtask'), {
+          method: 'POST',
+          body: JSON.stringify({ Title: title }),
+        }),
         200,
         'createtask',
       );
@@ -83,7 +93,10 @@ export const SCENARIOS: Scenario[] = [
     async run(t, step) {
       const title = unique('scenario document');
       const body = await expectStatus(
-        await fetch(fn(t, '/api/managetask'), { method: 'POST', body: JSON.stringify({ Title: title }) }),
+        await fetchTarget(fn(t, '/api/managetask'), {
+          method: 'POST',
+          body: JSON.stringify({ Title: title }),
+        }),
         200,
         'managetask',
       );
@@ -107,7 +120,7 @@ export const SCENARIOS: Scenario[] = [
       const taskId = `scenario-${Date.now()}`;
       const address = await upload(t, taskId, 'notes.md', 'text/markdown');
       step(`uploaded ${taskId}/notes.md`);
-      const metadata = JSON.parse(await expectStatus(await fetch(address), 200, 'getattachment')) as {
+      const metadata = JSON.parse(await expectStatus(await fetchTarget(address), 200, 'getattachment')) as {
         TaskId: string;
         ContentType: string;
         Uri: string;
@@ -133,7 +146,7 @@ export const SCENARIOS: Scenario[] = [
         page.cookie,
       );
       await expectStatus(created, 303, 'Create');
-      const tasks = JSON.parse(await expectStatus(await fetch(`${url}/api/tasks`), 200, 'list')) as {
+      const tasks = JSON.parse(await expectStatus(await fetchTarget(`${url}/api/tasks`), 200, 'list')) as {
         title: string;
       }[];
       const task = tasks.find((candidate) => candidate.title === title);
@@ -164,7 +177,7 @@ export const SCENARIOS: Scenario[] = [
       const created = await gateway.createWebTask({ title });
       if (created.status !== 200) throw new Error(`web create through the gateway: ${created.status}`);
       const direct = JSON.parse(
-        await expectStatus(await fetch(`${t.webBaseUrl}/api/tasks`), 200, 'list'),
+        await expectStatus(await fetchTarget(`${t.webBaseUrl}/api/tasks`), 200, 'list'),
       ) as {
         title: string;
       }[];
@@ -178,12 +191,12 @@ export const SCENARIOS: Scenario[] = [
     needs: ['baseUrl', 'functionKey', 'controlUrl', 'masterKey'],
     async run(t, step) {
       const address = await upload(t, `scenario-old-${Date.now()}`, 'old.txt', 'text/plain');
-      await expectStatus(await fetch(address), 200, 'getattachment before');
+      await expectStatus(await fetchTarget(address), 200, 'getattachment before');
       await advanceClock(t, 2 * 86_400_000);
       step('clock moved 2 days');
       const report = await control(t, '/components/blob/runLifecycle', {});
       step(`lifecycle run: ${JSON.stringify(report)}`);
-      await expectStatus(await fetch(address), 404, 'getattachment after the rule');
+      await expectStatus(await fetchTarget(address), 404, 'getattachment after the rule');
       step('the attachment is gone (404)');
     },
   },
@@ -193,7 +206,7 @@ export const SCENARIOS: Scenario[] = [
     needs: ['baseUrl', 'functionKey', 'controlUrl', 'masterKey'],
     async run(t, step) {
       const withKey = (key: string) =>
-        fetch(`${t.baseUrl}/api/managetask?taskId=none`, { headers: { 'x-functions-key': key } });
+        fetchTarget(`${t.baseUrl}/api/managetask?taskId=none`, { headers: { 'x-functions-key': key } });
       const old = t.functionKey ?? '';
       await expectStatus(await withKey(old), 404, 'with the current key');
       const renewed = (await control(t, '/components/functions/renewKey', { keyName: 'default' })) as {

@@ -1,0 +1,57 @@
+/**
+ * `taskstack conformance` and `taskstack scenario run` as a user meets them with a target file written
+ * by hand: no stack of ours behind it.
+ */
+import { writeFileSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDataDir } from '../emulators/core/testing.ts';
+import { runCli } from '../emulators/stack/test-support.ts';
+import { ANSWER_TIMEOUT_ENV, TARGET_ENV } from './target.ts';
+
+describe('a target written by hand', () => {
+  const data = testDataDir();
+  /** Accepts connections and never answers: a target behind a firewall that drops, or a hung server. */
+  let silent: Server;
+  const sockets: Socket[] = [];
+  let silentUrl = '';
+
+  beforeAll(async () => {
+    silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    silentUrl = `http://127.0.0.1:${(silent.address() as { port: number }).port}`;
+  });
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+    data.remove();
+  });
+
+  const write = (name: string, description: unknown) => {
+    const file = join(data.dir, name);
+    writeFileSync(file, JSON.stringify(description));
+    return file;
+  };
+  const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+    runCli(args, { ...process.env, [TARGET_ENV]: '', TASKSTACK_DATA_DIR: data.dir, ...env });
+
+  it.each([
+    [['conformance'], /^FAIL .*createtask: unparsable body .* no answer from (\S+) within 0\.2 s$/m],
+    [
+      ['scenario', 'run', 'attachment-metadata'],
+      /^FAIL {2}attachment-metadata .*no answer from (\S+) within 0\.2 s$/m,
+    ],
+  ])(
+    '%s against a target that never answers: each check fails naming it, in bounded time, exit 1',
+    async (args, line) => {
+      const file = write('silent.json', { baseUrl: silentUrl, functionKey: 'k', webBaseUrl: silentUrl });
+      const result = await run([...args, '--target', file], { [ANSWER_TIMEOUT_ENV]: '200' });
+      expect(result.stderr).toBe('');
+      expect(result.stdout.match(line)?.[1]).toBe(silentUrl);
+      expect(result.stdout).not.toMatch(/^PASS/m);
+      expect(result.status).toBe(1);
+    },
+    60_000,
+  );
+});
