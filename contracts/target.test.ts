@@ -54,4 +54,15 @@ describe('a target written by hand', () => {
     },
     60_000,
   );
+
+  it.each([
+    [['conformance'], /^0 passed, 0 failed, \d+ skipped \(target .*\)\nnothing ran: .*$/m],
+    [['scenario', 'run', 'all'], /^SKIP {2}key-renewal .*\nnothing ran: .*$/m],
+  ])('%s against a target naming nothing it can use: exit 1, saying nothing ran', async (args, line) => {
+    const file = write('nothing.json', { baseURL: 'http://127.0.0.1:7071' });
+    const result = await run([...args, '--target', file]);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(line);
+    expect(result.status).toBe(1);
+  });
 });

@@ -117,6 +117,13 @@ export function targetOrExit(command: string, argv: readonly string[], env: Node
   }
 }
 
+/**
+ * The last line of a run in which every check was skipped (which then exits 1: nothing was verified).
+ * Every field is named, as a hand-written target most often misspells one.
+ */
+export const nothingRan = (file: string) =>
+  `nothing ran: ${file} has none of the fields the checks need (${[...FIELDS, 'apps["web-b"].url', 'logs.functions'].join(', ')}); see contracts/target.ts`;
+
 export const missing = (target: Target, needs: readonly Need[]) => needs.filter((need) => !target[need]);
 
 /** A POST to the target's control API (needs controlUrl and masterKey); answers the JSON it returns. */

@@ -1,9 +1,9 @@
 /**
  * `npx tsx scenarios/run.ts <name|all> [--target FILE]`: runs scenarios against a running stack (the
  * file named by --target or TASKSTACK_TARGET_FILE, else the local stack.json), printing each step and a
- * result table; exits 1 when one fails. Scenarios needing what the target lacks are skipped, with why.
+ * result table; exits 1 when one fails or none could run. Scenarios needing what the target lacks are skipped, with why.
  */
-import { missing, reasonOf, targetOrExit } from '../contracts/target.ts';
+import { missing, nothingRan, reasonOf, targetOrExit } from '../contracts/target.ts';
 import { SCENARIOS } from './scenarios.ts';
 
 const args = process.argv.slice(2);
@@ -14,7 +14,7 @@ if (chosen.length === 0) {
   console.error(`taskstack scenario run: no scenario ${which}; choose all or one of: ${names}`);
   process.exit(2);
 }
-const { target } = targetOrExit('scenario run', args.slice(1), process.env);
+const { file, target } = targetOrExit('scenario run', args.slice(1), process.env);
 const results: [string, string, string][] = [];
 for (const scenario of chosen) {
   const lacking = missing(target, scenario.needs);
@@ -33,4 +33,6 @@ for (const scenario of chosen) {
 }
 const width = Math.max(...results.map(([name]) => name.length));
 for (const [name, outcome, detail] of results) console.log(`${outcome}  ${name.padEnd(width)}  ${detail}`);
-process.exitCode = results.some(([, outcome]) => outcome === 'FAIL') ? 1 : 0;
+const ran = results.some(([, outcome]) => outcome !== 'SKIP');
+if (!ran) console.log(nothingRan(file));
+process.exitCode = results.some(([, outcome]) => outcome === 'FAIL') || !ran ? 1 : 0;
