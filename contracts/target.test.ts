@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDataDir } from '../emulators/core/testing.ts';
 import { runCli } from '../emulators/stack/test-support.ts';
-import { ANSWER_TIMEOUT_ENV, TARGET_ENV } from './target.ts';
+import { ANSWER_TIMEOUT_ENV, readTarget, TARGET_ENV } from './target.ts';
 
 describe('a target written by hand', () => {
   const data = testDataDir();
@@ -59,10 +59,37 @@ describe('a target written by hand', () => {
     [['conformance'], /^0 passed, 0 failed, \d+ skipped \(target .*\)\nnothing ran: .*$/m],
     [['scenario', 'run', 'all'], /^SKIP {2}key-renewal .*\nnothing ran: .*$/m],
   ])('%s against a target naming nothing it can use: exit 1, saying nothing ran', async (args, line) => {
-    const file = write('nothing.json', { baseURL: 'http://127.0.0.1:7071' });
+    const file = write('nothing.json', { authUrl: 'https://login.microsoftonline.com' });
     const result = await run([...args, '--target', file]);
     expect(result.stderr).toBe('');
     expect(result.stdout).toMatch(line);
     expect(result.status).toBe(1);
+  });
+
+  it('addresses are taken with or without a trailing slash, as users copy them from a portal', () => {
+    const file = write('slashes.json', {
+      baseUrl: 'https://tasks.azurewebsites.net/',
+      webBaseUrl: 'http://127.0.0.1:3000//',
+      gatewayUrl: 'https://tasks.azure-api.net',
+      apps: { 'web-b': { url: 'http://127.0.0.1:3001/' } },
+    });
+    expect(readTarget(file)).toEqual({
+      baseUrl: 'https://tasks.azurewebsites.net',
+      webBaseUrl: 'http://127.0.0.1:3000',
+      gatewayUrl: 'https://tasks.azure-api.net',
+      webBBaseUrl: 'http://127.0.0.1:3001',
+    });
+  });
+
+  it.each([
+    [[{ baseUrl: 'http://127.0.0.1:7071' }], ' is not a JSON object'],
+    [{ baseURL: 'http://127.0.0.1:7071' }, ': baseURL is not a target field: did you mean baseUrl?'],
+    [{ functionkey: 'k' }, ': functionkey is not a target field: did you mean functionKey?'],
+    [{ baseUrl: 7071 }, ': baseUrl must be a string, not 7071'],
+    [{ subscriptionKey: ['a'] }, ': subscriptionKey must be a string, not ["a"]'],
+    [{ gatewayUrl: '127.0.0.1:8080' }, ': gatewayUrl must be an http or https URL, not "127.0.0.1:8080"'],
+  ])('a target file %j is refused: target FILE%s', (description, reason) => {
+    const file = write('refused.json', description);
+    expect(() => readTarget(file)).toThrow(`target ${file}${reason}`);
   });
 });

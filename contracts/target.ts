@@ -54,7 +54,22 @@ const FIELDS: Need[] = [
   'masterKey',
 ];
 
-/** Reads a target file, keeping only the string fields a contract run uses. */
+const URLS = new Set<Need>(['baseUrl', 'webBaseUrl', 'gatewayUrl', 'controlUrl']);
+
+/**
+ * A field's value: a string (empty or null for none); an address is an http(s) URL, taken without
+ * trailing slashes (the rows append paths). Throws naming the field.
+ */
+function fieldValue(field: string, value: unknown, isUrl: boolean): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') throw new Error(`${field} must be a string, not ${JSON.stringify(value)}`);
+  if (!isUrl) return value;
+  if (!/^https?:\/\/[^/]/.test(value))
+    throw new Error(`${field} must be an http or https URL, not ${JSON.stringify(value)}`);
+  return value.replace(/\/+$/, '');
+}
+
+/** Reads a target file, keeping only the fields a contract run uses; throws one line naming a wrong one. */
 export function readTarget(file: string): Target {
   let parsed: unknown;
   try {
@@ -62,17 +77,29 @@ export function readTarget(file: string): Target {
   } catch (error) {
     throw new Error(`target ${file} cannot be read as JSON: ${(error as Error).message}`);
   }
-  if (typeof parsed !== 'object' || parsed === null) throw new Error(`target ${file} is not a JSON object`);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new Error(`target ${file} is not a JSON object`);
+  const description = parsed as Record<string, unknown>;
   const target: Target = {};
-  for (const field of FIELDS) {
-    const value = (parsed as Record<string, unknown>)[field];
-    if (typeof value === 'string' && value !== '') target[field] = value;
+  try {
+    for (const key of Object.keys(description)) {
+      const meant = FIELDS.find((field) => field !== key && field.toLowerCase() === key.toLowerCase());
+      if (meant) throw new Error(`${key} is not a target field: did you mean ${meant}?`);
+    }
+    for (const field of FIELDS) {
+      const value = fieldValue(field, description[field], URLS.has(field));
+      if (value !== undefined) target[field] = value;
+    }
+    const apps = description.apps as Record<string, { url?: unknown } | undefined> | undefined;
+    const webB = fieldValue('apps["web-b"].url', apps?.['web-b']?.url, true);
+    if (webB !== undefined) target.webBBaseUrl = webB;
+    const logs = description.logs as Record<string, unknown> | undefined;
+    const log = fieldValue('logs.functions', logs?.functions, false);
+    if (log !== undefined) target.functionsLog = log;
+  } catch (error) {
+    throw new Error(`target ${file}: ${(error as Error).message}`);
   }
-  const webB = (parsed as { apps?: Record<string, { url?: unknown }> }).apps?.['web-b']?.url;
-  if (typeof webB === 'string' && webB !== '') target.webBBaseUrl = webB;
-  const log = (parsed as { logs?: Record<string, unknown> }).logs?.functions;
-  if (typeof log === 'string' && log !== '') target.functionsLog = log;
-  const { dataDir } = parsed as { dataDir?: unknown };
+  const { dataDir } = description;
   if (typeof dataDir === 'string' && existsSync(caFile(dataDir))) target.ca = caFile(dataDir);
   return target;
 }
