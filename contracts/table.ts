@@ -19,6 +19,25 @@ export const skipReason = (row: Row, target: Target) => {
   return lacking.length ? `target has no ${lacking.join(', ')}` : '';
 };
 
+const SHOWN = 300;
+
+/**
+ * A body as JSON writes it, cut at 300 characters, with every character outside printable ASCII
+ * escaped: a difference the eye cannot see (a zero-width or no-break space, a BOM) shows.
+ */
+const shown = (text: string) =>
+  JSON.stringify(text.slice(0, SHOWN)).replace(
+    /[^\x20-\x7e]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  ) + (text.length > SHOWN ? '…' : '');
+
+/** The 1-based position of the first character where the texts differ. */
+function firstDifference(a: string, b: string): number {
+  let at = 0;
+  while (at < a.length && a[at] === b[at]) at++;
+  return at + 1;
+}
+
 export async function runRow(row: Row, target: Target, memo: Memo): Promise<RowResult> {
   const reason = skipReason(row, target);
   if (reason) return { row, outcome: 'skip', detail: reason };
@@ -33,10 +52,10 @@ export async function runRow(row: Row, target: Target, memo: Memo): Promise<RowR
     problems.push(...(await problemsWith(row.surface, row.method, row.path, answer)));
     if (typeof row.body === 'string' && answer.body !== row.body)
       problems.push(
-        `body ${JSON.stringify(answer.body.slice(0, 300))}, expected ${JSON.stringify(row.body)}`,
+        `body ${shown(answer.body)} (${answer.body.length} characters), expected ${shown(row.body)} (${row.body.length}): they differ from character ${firstDifference(answer.body, row.body)}`,
       );
     if (row.body instanceof RegExp && !row.body.test(answer.body))
-      problems.push(`body ${JSON.stringify(answer.body.slice(0, 300))} does not match ${row.body}`);
+      problems.push(`body ${shown(answer.body)} does not match ${row.body}`);
     if (problems.length === 0) {
       row.check?.(answer.body, memo);
       row.remember?.(answer.body, memo);

@@ -1,0 +1,51 @@
+/** What a failed row prints: the received answer against the documented one, to the byte. */
+import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Row } from './rows.ts';
+import { runRow } from './table.ts';
+
+describe('a row whose body differs', () => {
+  let body = '';
+  let server: Server;
+  let baseUrl = '';
+
+  beforeAll(async () => {
+    server = createServer((_, response) => {
+      response.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' }).end(body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  });
+  afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+  const row: Row = {
+    name: 'managetask POST: Title missing → 400',
+    surface: 'functions',
+    method: 'post',
+    path: '/api/managetask',
+    needs: ['baseUrl'],
+    request: (t) => ({ url: `${t.baseUrl}/api/managetask`, init: { method: 'POST', body: '{}' } }),
+    status: 400,
+    body: 'Please provide a title.',
+  };
+
+  it.each([
+    [
+      'Please provide a title.\u200b',
+      'body "Please provide a title.\\u200b" (24 characters), expected "Please provide a title." (23): they differ from character 24',
+    ],
+    [
+      'Please\u00a0provide a title.',
+      'body "Please\\u00a0provide a title." (23 characters), expected "Please provide a title." (23): they differ from character 7',
+    ],
+    [
+      `Please provide a title.${'!'.repeat(400)}`,
+      `body "Please provide a title.${'!'.repeat(277)}"… (423 characters), expected "Please provide a title." (23): they differ from character 24`,
+    ],
+  ])('%j: the difference is visible and located', async (received, detail) => {
+    body = received;
+    const result = await runRow(row, { baseUrl }, {});
+    expect(result.outcome).toBe('fail');
+    expect(result.detail).toContain(`; ${detail}`);
+  });
+});
