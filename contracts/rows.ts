@@ -72,26 +72,24 @@ const WEB: Need[] = ['webBaseUrl'];
 const GATEWAY: Need[] = ['gatewayUrl', 'subscriptionKey'];
 
 const functionRows: Row[] = [
-  {
-    name: 'createtask: unparsable body → 400',
-    surface: 'functions',
-    method: 'post',
-    path: '/api/createtask',
-    needs: FUNCTIONS,
-    request: (t) => ({ url: fn(t, '/api/createtask'), init: post('{not json') }),
-    status: 400,
-    body: 'Please provide a valid task with a title.',
-  },
-  {
-    name: 'createtask: empty Title → 400',
-    surface: 'functions',
-    method: 'post',
-    path: '/api/createtask',
-    needs: FUNCTIONS,
-    request: (t) => ({ url: fn(t, '/api/createtask'), init: json({ Title: '' }) }),
-    status: 400,
-    body: 'Please provide a valid task with a title.',
-  },
+  ...(
+    [
+      ['no body', { method: 'POST' }],
+      ['unparsable body', post('{not json')],
+      ['empty Title', json({ Title: '' })],
+    ] as const
+  ).map(
+    ([what, init]): Row => ({
+      name: `createtask: ${what} → 400`,
+      surface: 'functions',
+      method: 'post',
+      path: '/api/createtask',
+      needs: FUNCTIONS,
+      request: (t) => ({ url: fn(t, '/api/createtask'), init }),
+      status: 400,
+      body: 'Please provide a valid task with a title.',
+    }),
+  ),
   {
     name: 'createtask: a task (names read case-insensitively) → 200',
     surface: 'functions',
@@ -129,16 +127,23 @@ const functionRows: Row[] = [
     status: 401,
     body: '',
   },
-  {
-    name: 'managetask POST: Title missing → 400',
-    surface: 'functions',
-    method: 'post',
-    path: '/api/managetask',
-    needs: FUNCTIONS,
-    request: (t) => ({ url: fn(t, '/api/managetask'), init: json({ Description: 'no title' }) }),
-    status: 400,
-    body: 'Please provide a title.',
-  },
+  ...(
+    [
+      ['Title missing', { Description: 'no title' }],
+      ['Title empty', { Title: '', Description: 'empty title' }],
+    ] as const
+  ).map(
+    ([what, task]): Row => ({
+      name: `managetask POST: ${what} → 400`,
+      surface: 'functions',
+      method: 'post',
+      path: '/api/managetask',
+      needs: FUNCTIONS,
+      request: (t) => ({ url: fn(t, '/api/managetask'), init: json(task) }),
+      status: 400,
+      body: 'Please provide a title.',
+    }),
+  ),
   {
     name: 'managetask POST: a Title that is not a string → 400',
     surface: 'functions',
@@ -279,16 +284,23 @@ const functionRows: Row[] = [
     status: 413,
     body: 'Request too large: the limit is 10485760 bytes.',
   },
-  {
-    name: 'getattachment: fileName missing → 400',
-    surface: 'functions',
-    method: 'get',
-    path: '/api/getattachment',
-    needs: FUNCTIONS,
-    request: (t) => ({ url: fn(t, '/api/getattachment', `taskId=${ATTACHMENT_TASK}`) }),
-    status: 400,
-    body: 'Please provide taskId and fileName.',
-  },
+  ...(
+    [
+      ['fileName missing', `taskId=${ATTACHMENT_TASK}`],
+      ['taskId missing', 'fileName=notes.txt'],
+    ] as const
+  ).map(
+    ([what, query]): Row => ({
+      name: `getattachment: ${what} → 400`,
+      surface: 'functions',
+      method: 'get',
+      path: '/api/getattachment',
+      needs: FUNCTIONS,
+      request: (t) => ({ url: fn(t, '/api/getattachment', query) }),
+      status: 400,
+      body: 'Please provide taskId and fileName.',
+    }),
+  ),
   {
     name: 'getattachment: a file name that cannot name a blob → 400',
     surface: 'functions',
@@ -361,16 +373,23 @@ const webRows: Row[] = [
       body: 'Sign-in required.',
     }),
   ),
-  {
-    name: 'web POST /api/tasks: title missing → 400',
-    surface: 'web',
-    method: 'post',
-    path: '/api/tasks',
-    needs: WEB,
-    request: (t) => ({ url: `${t.webBaseUrl}/api/tasks`, init: json({ description: 'no title' }) }),
-    status: 400,
-    body: 'Title is required.',
-  },
+  ...(
+    [
+      ['title missing', { description: 'no title' }],
+      ['title empty', { title: '', description: 'empty title' }],
+    ] as const
+  ).map(
+    ([what, task]): Row => ({
+      name: `web POST /api/tasks: ${what} → 400`,
+      surface: 'web',
+      method: 'post',
+      path: '/api/tasks',
+      needs: WEB,
+      request: (t) => ({ url: `${t.webBaseUrl}/api/tasks`, init: json(task) }),
+      status: 400,
+      body: 'Title is required.',
+    }),
+  ),
   {
     name: 'web POST /api/tasks: another content type → 415',
     surface: 'web',
