@@ -5,11 +5,11 @@
  * any row fails or none could run. Run directly, HTTPS targets with a local CA need NODE_EXTRA_CA_CERTS=<data dir>/ca/ca.pem;
  * `taskstack conformance` trusts the target's data directory's CA by itself (Target.ca, target.ts).
  */
-import { formatTable, runTable } from './table.ts';
+import { elsewhere, formatTable, runTable } from './table.ts';
 import { nothingRan, targetOrExit } from './target.ts';
 
 const { file, target } = targetOrExit('conformance', process.argv.slice(2), process.env);
-const results = await runTable(target);
+const results = [...(await runTable(target)), ...elsewhere()];
 console.log(formatTable(results));
 const count = (outcome: string) => results.filter((result) => result.outcome === outcome).length;
 console.log(`${count('pass')} passed, ${count('fail')} failed, ${count('skip')} skipped (target ${file})`);

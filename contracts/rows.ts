@@ -591,3 +591,17 @@ const gatewayRows: Row[] = [
 ];
 
 export const ROWS: Row[] = [...functionRows, ...webRows, ...gatewayRows];
+
+const BROKEN_STORAGE =
+  'needs a function app whose storage is broken; checked by system/functions/storage-failures.test.ts';
+
+/**
+ * The Errors-table rows no target can show (each needs a function app without StorageConnection or
+ * with failing storage): a run names them with where they are checked, so none goes unmentioned.
+ */
+export const ELSEWHERE: { name: string; status: number; reason: string }[] = [
+  'uploadattachment: StorageConnection missing or empty → 500 (empty)',
+  'uploadattachment: any other failure → 500 "Error uploading file: …"',
+  'getattachment: StorageConnection missing or empty → 500 (empty)',
+  'getattachment: any other failure → 500 "Error retrieving file metadata: …"',
+].map((name) => ({ name, status: 500, reason: BROKEN_STORAGE }));

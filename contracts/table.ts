@@ -1,10 +1,10 @@
 /** Runs the documented-status table against a target and prints it with pass/fail/skip per row. */
-import { type Memo, ROWS, type Row } from './rows.ts';
+import { ELSEWHERE, type Memo, ROWS, type Row } from './rows.ts';
 import { advanceClock, fetchTarget, missing, reasonOf, type Target } from './target.ts';
 import { answerOf, problemsWith } from './validate.ts';
 
 export interface RowResult {
-  row: Row;
+  row: Pick<Row, 'name' | 'status'>;
   outcome: 'pass' | 'fail' | 'skip';
   detail: string;
 }
@@ -72,6 +72,10 @@ export async function runTable(target: Target, rows: readonly Row[] = ROWS): Pro
   for (const row of rows) results.push(await runRow(row, target, memo));
   return results;
 }
+
+/** The rows of ELSEWHERE, as a run reports them: skipped, naming where they are checked. */
+export const elsewhere = (): RowResult[] =>
+  ELSEWHERE.map(({ reason, ...row }) => ({ row, outcome: 'skip', detail: reason }));
 
 export function formatTable(results: readonly RowResult[]): string {
   const width = Math.max(...results.map((result) => result.row.name.length));

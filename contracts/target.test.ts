@@ -37,7 +37,7 @@ describe('a target written by hand', () => {
     runCli(args, { ...process.env, [TARGET_ENV]: '', TASKSTACK_DATA_DIR: data.dir, ...env });
 
   it.each([
-    [['conformance'], /^FAIL .*createtask: unparsable body .* no answer from (\S+) within 0\.2 s$/m],
+    [['conformance'], /^FAIL .*createtask: no body .* no answer from (\S+) within 0\.2 s$/m],
     [
       ['scenario', 'run', 'attachment-metadata'],
       /^FAIL {2}attachment-metadata .*no answer from (\S+) within 0\.2 s$/m,
@@ -92,4 +92,20 @@ describe('a target written by hand', () => {
     const file = write('refused.json', description);
     expect(() => readTarget(file)).toThrow(`target ${file}${reason}`);
   });
+
+  it('conformance names the Errors-table rows no target can show, and where they are checked', async () => {
+    const file = write('nothing-here.json', {});
+    const result = await run(['conformance', '--target', file], { [ANSWER_TIMEOUT_ENV]: '200' });
+    const elsewhere =
+      'needs a function app whose storage is broken; checked by system/functions/storage-failures.test.ts';
+    for (const name of [
+      'uploadattachment: StorageConnection missing or empty → 500 (empty)',
+      'uploadattachment: any other failure → 500 "Error uploading file: …"',
+      'getattachment: StorageConnection missing or empty → 500 (empty)',
+      'getattachment: any other failure → 500 "Error retrieving file metadata: …"',
+    ])
+      expect(result.stdout).toMatch(new RegExp(`^SKIP  500  ${escape(name)} +${escape(elsewhere)}$`, 'm'));
+  });
 });
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
