@@ -2,10 +2,12 @@
  * `taskstack conformance` and `taskstack scenario run` as a user meets them with a target file written
  * by hand: no stack of ours behind it.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadTls } from '../emulators/core/ca.ts';
 import { testDataDir } from '../emulators/core/testing.ts';
 import { runCli } from '../emulators/stack/test-support.ts';
 import { ANSWER_TIMEOUT_ENV, readTarget, TARGET_ENV } from './target.ts';
@@ -105,6 +107,29 @@ describe('a target written by hand', () => {
       'getattachment: any other failure → 500 "Error retrieving file metadata: …"',
     ])
       expect(result.stdout).toMatch(new RegExp(`^SKIP  500  ${escape(name)} +${escape(elsewhere)}$`, 'm'));
+  });
+
+  it('an https target signed by a CA this machine does not trust: the failure says how to trust it, and the dataDir fix works', async () => {
+    // A stack's data directory of its own, with a CA the test processes do not trust.
+    const dataDir = join(data.dir, 'other-stack');
+    mkdirSync(dataDir);
+    const tls = await loadTls(dataDir, ['127.0.0.1']);
+    const server = createHttpsServer({ cert: tls.cert, key: tls.key }, (_, response) => response.end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const gatewayUrl = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      const untrusted = write('untrusted.json', { gatewayUrl, subscriptionKey: 'k' });
+      const refused = await run(['conformance', '--target', untrusted]);
+      expect(refused.stdout).toMatch(
+        /^FAIL .* fetch failed: unable to verify the first certificate \(a local stack’s CA: give the target its dataDir, or set NODE_EXTRA_CA_CERTS=<data dir>\/ca\/ca\.pem\)$/m,
+      );
+      const trusted = write('trusted.json', { gatewayUrl, subscriptionKey: 'k', dataDir });
+      const answered = await run(['conformance', '--target', trusted]);
+      expect(answered.stdout).toMatch(/^FAIL .* status 200, expected 401/m);
+      expect(answered.stdout).not.toContain('certificate');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 

@@ -167,6 +167,15 @@ export async function control(target: Target, path: string, body: unknown): Prom
 
 export const ANSWER_TIMEOUT_ENV = 'TASKSTACK_ANSWER_TIMEOUT_MS';
 const ANSWER_TIMEOUT_MS = 30_000;
+/** Node's codes for a certificate chain it does not trust (a local stack's CA, among others). */
+const UNTRUSTED = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+]);
+const TRUST_HINT =
+  '(a local stack’s CA: give the target its dataDir, or set NODE_EXTRA_CA_CERTS=<data dir>/ca/ca.pem)';
 /** Origins that let a request time out in this run: later requests to them fail at once. */
 const silentOrigins = new Set<string>();
 
@@ -184,6 +193,8 @@ export async function fetchTarget(url: string, init: RequestInit = {}): Promise<
   try {
     return await fetch(url, { ...init, signal: AbortSignal.timeout(ms) });
   } catch (error) {
+    const { code } = ((error as Error).cause ?? {}) as { code?: string };
+    if (code && UNTRUSTED.has(code)) throw new Error(`${reasonOf(error)} ${TRUST_HINT}`);
     if ((error as Error).name !== 'TimeoutError') throw error;
     silentOrigins.add(origin);
     throw new Error(silence);
