@@ -1,5 +1,8 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { readTarget, TARGET_ENV } from './contracts/target.ts';
 import { loadTls } from './emulators/core/ca.ts';
 import { loadSecrets } from './emulators/core/secrets.ts';
 import { loadTopology } from './emulators/core/topology.ts';
@@ -10,8 +13,28 @@ import { loadTopology } from './emulators/core/topology.ts';
 const testSharedDir = fileURLToPath(new URL('./.taskstack/test', import.meta.url));
 const { caPath } = await loadTls(testSharedDir);
 await loadSecrets(testSharedDir, loadTopology());
-process.env.NODE_EXTRA_CA_CERTS = caPath;
+process.env.NODE_EXTRA_CA_CERTS = trustedCas(caPath);
 process.env.TASKSTACK_TEST_SHARED_DIR = testSharedDir;
+
+/**
+ * The CA file the test processes trust: the tests' own, and for `TASKSTACK_TARGET_FILE=FILE npm test`
+ * against a local stack (the file names its dataDir) that stack's CA too, in one bundle, as
+ * NODE_EXTRA_CA_CERTS names a single file. A target file that cannot be read is left to the table's
+ * test to report.
+ */
+function trustedCas(testCa: string): string {
+  const file = process.env[TARGET_ENV];
+  let targetCa: string | undefined;
+  try {
+    targetCa = file ? readTarget(file).ca : undefined;
+  } catch {
+    return testCa;
+  }
+  if (!targetCa) return testCa;
+  const bundle = join(testSharedDir, 'ca', 'with-target.pem');
+  writeFileSync(bundle, `${readFileSync(testCa, 'utf8')}\n${readFileSync(targetCa, 'utf8')}`);
+  return bundle;
+}
 
 const ALL = ['{emulators,system,gateway-sim,contracts,scenarios}/**/*.test.ts'];
 /**

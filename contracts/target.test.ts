@@ -2,14 +2,21 @@
  * `taskstack conformance` and `taskstack scenario run` as a user meets them with a target file written
  * by hand: no stack of ours behind it.
  */
+
+import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTls } from '../emulators/core/ca.ts';
 import { testDataDir } from '../emulators/core/testing.ts';
 import { runCli } from '../emulators/stack/test-support.ts';
+
+const VITEST = fileURLToPath(new URL('../node_modules/vitest/vitest.mjs', import.meta.url));
+const TABLE_TEST = fileURLToPath(new URL('./table.test.ts', import.meta.url));
+
 import { ANSWER_TIMEOUT_ENV, readTarget, TARGET_ENV } from './target.ts';
 
 describe('a target written by hand', () => {
@@ -127,6 +134,13 @@ describe('a target written by hand', () => {
       const answered = await run(['conformance', '--target', trusted]);
       expect(answered.stdout).toMatch(/^FAIL .* status 200, expected 401/m);
       expect(answered.stdout).not.toContain('certificate');
+      // TASKSTACK_TARGET_FILE=FILE npm test: the test processes trust the target's CA as well.
+      const suite = await output(process.execPath, [VITEST, 'run', TABLE_TEST], {
+        ...process.env,
+        [TARGET_ENV]: trusted,
+      });
+      expect(suite).toMatch(/^FAIL .* status 200, expected 401/m);
+      expect(suite).not.toContain('certificate');
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
@@ -134,3 +148,16 @@ describe('a target written by hand', () => {
 });
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** What a process writes to stdout and stderr, once it has ended. */
+function output(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let text = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    text += chunk;
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    text += chunk;
+  });
+  return new Promise((resolve) => child.once('close', () => resolve(text)));
+}
