@@ -65,10 +65,24 @@ describe('a target written by hand', () => {
   );
 
   it.each([
-    [['conformance'], /^0 passed, 0 failed, \d+ skipped \(target .*\)\nnothing ran: .*$/m],
-    [['scenario', 'run', 'all'], /^SKIP {2}key-renewal .*\nnothing ran: .*$/m],
+    [
+      ['conformance'],
+      /^0 passed, 0 failed, \d+ skipped \(target .*\)\nnothing ran: every check needs a field .*nothing\.json lacks/m,
+    ],
+    [
+      ['scenario', 'run', 'all'],
+      /^SKIP {2}key-renewal .*\nnothing ran: every check needs a field .*nothing\.json lacks/m,
+    ],
+    // The target has fields, none of them the scenario's.
+    [
+      ['scenario', 'run', 'key-renewal'],
+      /^SKIP {2}key-renewal +target has no baseUrl, functionKey, controlUrl, masterKey\nnothing ran: every check needs a field .*nothing\.json lacks/m,
+    ],
   ])('%s against a target naming nothing it can use: exit 1, saying nothing ran', async (args, line) => {
-    const file = write('nothing.json', { authUrl: 'https://login.microsoftonline.com' });
+    const file = write('nothing.json', {
+      authUrl: 'https://login.microsoftonline.com',
+      logs: { functions: 'functions.log' },
+    });
     const result = await run([...args, '--target', file]);
     expect(result.stderr).toBe('');
     expect(result.stdout).toMatch(line);

@@ -146,10 +146,10 @@ export function targetOrExit(command: string, argv: readonly string[], env: Node
 
 /**
  * The last line of a run in which every check was skipped (which then exits 1: nothing was verified).
- * Every field is named, as a hand-written target most often misspells one.
+ * Every field is named, as a hand-written target most often misspells or forgets one.
  */
 export const nothingRan = (file: string) =>
-  `nothing ran: ${file} has none of the fields the checks need (${[...FIELDS, 'apps["web-b"].url', 'logs.functions'].join(', ')}); see contracts/target.ts`;
+  `nothing ran: every check needs a field ${file} lacks (named above); a target's fields: ${[...FIELDS, 'apps["web-b"].url', 'logs.functions'].join(', ')} (contracts/target.ts)`;
 
 export const missing = (target: Target, needs: readonly Need[]) => needs.filter((need) => !target[need]);
 
