@@ -52,10 +52,11 @@ describe(`the documented-status table against ${targetFile ?? 'the embedded stac
   }
 
   // Skipped tests pass in vitest: without this, a target naming none of the fields passes `npm test`.
-  it.runIf(fileTarget)('the target lets at least one row run', () => {
-    const runnable = ROWS.filter((row) => fileTarget && !skipReason(row, fileTarget));
-    expect(runnable.length, nothingRan(targetFile ?? '')).toBeGreaterThan(0);
-  });
+  if (fileTarget)
+    it('the target lets at least one row run', () => {
+      const runnable = ROWS.filter((row) => !skipReason(row, fileTarget));
+      expect(runnable.length, nothingRan(targetFile ?? '')).toBeGreaterThan(0);
+    });
 
   it.skipIf(fileTarget)(
     'stack.json has every field the table needs: nothing is skipped on the embedded stack',
