@@ -6,12 +6,14 @@ import { runRow } from './table.ts';
 
 describe('a row whose body differs', () => {
   let body = '';
+  let status = 400;
+  let contentType = 'text/plain; charset=utf-8';
   let server: Server;
   let baseUrl = '';
 
   beforeAll(async () => {
     server = createServer((_, response) => {
-      response.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' }).end(body);
+      response.writeHead(status, { 'content-type': contentType }).end(body);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -47,5 +49,23 @@ describe('a row whose body differs', () => {
     const result = await runRow(row, { baseUrl }, {});
     expect(result.outcome).toBe('fail');
     expect(result.detail).toContain(`; ${detail}`);
+  });
+
+  it('a 429 where the gateway should have answered, on a target whose clock cannot move: says why', async () => {
+    status = 429;
+    contentType = 'application/json';
+    body = '{ "statusCode": 429, "message": "Rate limit is exceeded. Try again in 42 seconds." }';
+    const gatewayRow: Row = {
+      ...row,
+      name: 'gateway managetask: Title missing → 400',
+      surface: 'gatewayFunctions',
+      path: '/managetask',
+      needs: ['gatewayUrl'],
+      request: (t) => ({ url: `${t.gatewayUrl}/functions/managetask`, init: { method: 'POST', body: '{}' } }),
+    };
+    const result = await runRow(gatewayRow, { gatewayUrl: baseUrl }, {});
+    expect(result.detail).toMatch(
+      /^status 429, expected 400 \(the subscription made calls in the last 60 s: without controlUrl and masterKey, the gateway rows need a subscription idle for a minute\); /,
+    );
   });
 });

@@ -12,6 +12,8 @@ export interface RowResult {
 /** Past the gateway's 60-second rate-limit window. */
 const PAST_WINDOW_MS = 61_000;
 const CLOCK: (keyof Target)[] = ['controlUrl', 'masterKey'];
+const RATE_LIMITED =
+  ' (the subscription made calls in the last 60 s: without controlUrl and masterKey, the gateway rows need a subscription idle for a minute)';
 
 /** The fields the row needs that the target lacks: the reason it is skipped, or empty. */
 export const skipReason = (row: Row, target: Target) => {
@@ -48,7 +50,10 @@ export async function runRow(row: Row, target: Target, memo: Memo): Promise<RowR
       await advanceClock(target, PAST_WINDOW_MS);
     const { url, init } = row.request(target, memo);
     const answer = await answerOf(await fetchTarget(url, { ...init, redirect: 'manual' }));
-    if (answer.status !== row.status) problems.push(`status ${answer.status}, expected ${row.status}`);
+    if (answer.status !== row.status)
+      problems.push(
+        `status ${answer.status}, expected ${row.status}${answer.status === 429 && missing(target, CLOCK).length ? RATE_LIMITED : ''}`,
+      );
     problems.push(...(await problemsWith(row.surface, row.method, row.path, answer)));
     if (typeof row.body === 'string' && answer.body !== row.body)
       problems.push(
