@@ -71,24 +71,33 @@ const FUNCTIONS: Need[] = ['baseUrl', 'functionKey'];
 const WEB: Need[] = ['webBaseUrl'];
 const GATEWAY: Need[] = ['gatewayUrl', 'subscriptionKey'];
 
+/** One row per way of meeting a condition that gets the same status and text. */
+const variants = (
+  condition: Omit<Row, 'request'>,
+  ways: readonly (readonly [string, Row['request']])[],
+): Row[] =>
+  ways.map(([way, request]) => ({
+    ...condition,
+    name: `${condition.name}: ${way} → ${condition.status}`,
+    request,
+  }));
+
 const functionRows: Row[] = [
-  ...(
-    [
-      ['no body', { method: 'POST' }],
-      ['unparsable body', post('{not json')],
-      ['empty Title', json({ Title: '' })],
-    ] as const
-  ).map(
-    ([what, init]): Row => ({
-      name: `createtask: ${what} → 400`,
+  ...variants(
+    {
+      name: 'createtask',
       surface: 'functions',
       method: 'post',
       path: '/api/createtask',
       needs: FUNCTIONS,
-      request: (t) => ({ url: fn(t, '/api/createtask'), init }),
       status: 400,
       body: 'Please provide a valid task with a title.',
-    }),
+    },
+    [
+      ['no body', (t) => ({ url: fn(t, '/api/createtask'), init: { method: 'POST' } })],
+      ['unparsable body', (t) => ({ url: fn(t, '/api/createtask'), init: post('{not json') })],
+      ['empty Title', (t) => ({ url: fn(t, '/api/createtask'), init: json({ Title: '' }) })],
+    ],
   ),
   {
     name: 'createtask: a task (names read case-insensitively) → 200',
@@ -127,22 +136,23 @@ const functionRows: Row[] = [
     status: 401,
     body: '',
   },
-  ...(
-    [
-      ['Title missing', { Description: 'no title' }],
-      ['Title empty', { Title: '', Description: 'empty title' }],
-    ] as const
-  ).map(
-    ([what, task]): Row => ({
-      name: `managetask POST: ${what} → 400`,
+  ...variants(
+    {
+      name: 'managetask POST',
       surface: 'functions',
       method: 'post',
       path: '/api/managetask',
       needs: FUNCTIONS,
-      request: (t) => ({ url: fn(t, '/api/managetask'), init: json(task) }),
       status: 400,
       body: 'Please provide a title.',
-    }),
+    },
+    [
+      ['Title missing', (t) => ({ url: fn(t, '/api/managetask'), init: json({ Description: 'no title' }) })],
+      [
+        'Title empty',
+        (t) => ({ url: fn(t, '/api/managetask'), init: json({ Title: '', Description: 'empty' }) }),
+      ],
+    ],
   ),
   {
     name: 'managetask POST: a Title that is not a string → 400',
@@ -284,22 +294,20 @@ const functionRows: Row[] = [
     status: 413,
     body: 'Request too large: the limit is 10485760 bytes.',
   },
-  ...(
-    [
-      ['fileName missing', `taskId=${ATTACHMENT_TASK}`],
-      ['taskId missing', 'fileName=notes.txt'],
-    ] as const
-  ).map(
-    ([what, query]): Row => ({
-      name: `getattachment: ${what} → 400`,
+  ...variants(
+    {
+      name: 'getattachment',
       surface: 'functions',
       method: 'get',
       path: '/api/getattachment',
       needs: FUNCTIONS,
-      request: (t) => ({ url: fn(t, '/api/getattachment', query) }),
       status: 400,
       body: 'Please provide taskId and fileName.',
-    }),
+    },
+    [
+      ['fileName missing', (t) => ({ url: fn(t, '/api/getattachment', `taskId=${ATTACHMENT_TASK}`) })],
+      ['taskId missing', (t) => ({ url: fn(t, '/api/getattachment', 'fileName=notes.txt') })],
+    ],
   ),
   {
     name: 'getattachment: a file name that cannot name a blob → 400',
@@ -373,22 +381,26 @@ const webRows: Row[] = [
       body: 'Sign-in required.',
     }),
   ),
-  ...(
-    [
-      ['title missing', { description: 'no title' }],
-      ['title empty', { title: '', description: 'empty title' }],
-    ] as const
-  ).map(
-    ([what, task]): Row => ({
-      name: `web POST /api/tasks: ${what} → 400`,
+  ...variants(
+    {
+      name: 'web POST /api/tasks',
       surface: 'web',
       method: 'post',
       path: '/api/tasks',
       needs: WEB,
-      request: (t) => ({ url: `${t.webBaseUrl}/api/tasks`, init: json(task) }),
       status: 400,
       body: 'Title is required.',
-    }),
+    },
+    [
+      [
+        'title missing',
+        (t) => ({ url: `${t.webBaseUrl}/api/tasks`, init: json({ description: 'no title' }) }),
+      ],
+      [
+        'title empty',
+        (t) => ({ url: `${t.webBaseUrl}/api/tasks`, init: json({ title: '', description: 'empty' }) }),
+      ],
+    ],
   ),
   {
     name: 'web POST /api/tasks: another content type → 415',
