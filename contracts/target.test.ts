@@ -104,6 +104,12 @@ describe('a target written by hand', () => {
     });
   });
 
+  it('a target file written with a byte-order mark (PowerShell 5’s Out-File, Notepad) is read', () => {
+    const file = join(data.dir, 'bom.json');
+    writeFileSync(file, `\ufeff${JSON.stringify({ baseUrl: 'https://tasks.azurewebsites.net' })}`);
+    expect(readTarget(file)).toEqual({ baseUrl: 'https://tasks.azurewebsites.net' });
+  });
+
   it.each([
     [[{ baseUrl: 'http://127.0.0.1:7071' }], ' is not a JSON object'],
     [{ baseURL: 'http://127.0.0.1:7071' }, ': baseURL is not a target field: did you mean baseUrl?'],

@@ -73,7 +73,8 @@ function fieldValue(field: string, value: unknown, isUrl: boolean): string | und
 export function readTarget(file: string): Target {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(file, 'utf8'));
+    // A leading byte-order mark, as some Windows editors write one, is not JSON's but is no error here.
+    parsed = JSON.parse(readFileSync(file, 'utf8').replace(/^\ufeff/, ''));
   } catch (error) {
     throw new Error(`target ${file} cannot be read as JSON: ${(error as Error).message}`);
   }
