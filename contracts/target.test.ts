@@ -133,7 +133,7 @@ describe('a target written by hand', () => {
       'getattachment: StorageConnection missing or empty → 500 (empty)',
       'getattachment: any other failure → 500 "Error retrieving file metadata: …"',
     ])
-      expect(result.stdout).toMatch(new RegExp(`^SKIP  500  ${escape(name)} +${escape(elsewhere)}$`, 'm'));
+      expect(result.stdout).toMatch(new RegExp(`^SKIP  500  ${literal(name)} +${literal(elsewhere)}$`, 'm'));
   });
 
   it('an https target signed by a CA this machine does not trust: the failure says how to trust it, and the dataDir fix works', async () => {
@@ -167,7 +167,7 @@ describe('a target written by hand', () => {
   });
 });
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** What a process writes to stdout and stderr, once it has ended. */
 function output(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
