@@ -27,7 +27,7 @@ const SHOWN = 300;
  * A body as JSON writes it, cut at 300 characters, with every character outside printable ASCII
  * escaped: a difference the eye cannot see (a zero-width or no-break space, a BOM) shows.
  */
-const shown = (text: string) =>
+export const shown = (text: string) =>
   JSON.stringify(text.slice(0, SHOWN)).replace(
     /[^\x20-\x7e]/g,
     (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,

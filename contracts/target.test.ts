@@ -5,6 +5,7 @@
 
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -102,6 +103,22 @@ describe('a target written by hand', () => {
       gatewayUrl: 'https://tasks.azure-api.net',
       webBBaseUrl: 'http://127.0.0.1:3001',
     });
+  });
+
+  it('scenario run: a step answered with another status says which, what was expected and the body', async () => {
+    const refusing = createHttpServer((_, response) => response.writeHead(401).end());
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    try {
+      const baseUrl = `http://127.0.0.1:${(refusing.address() as { port: number }).port}`;
+      const file = write('refusing.json', { baseUrl, functionKey: 'wrong' });
+      const result = await run(['scenario', 'run', 'attachment-metadata', '--target', file]);
+      expect(result.stdout).toMatch(
+        /^FAIL {2}attachment-metadata {2}uploadattachment: status 401, expected 200; body ""$/m,
+      );
+      expect(result.status).toBe(1);
+    } finally {
+      await new Promise((resolve) => refusing.close(resolve));
+    }
   });
 
   it('a target file written with a byte-order mark (PowerShell 5’s Out-File, Notepad) is read', () => {

@@ -4,6 +4,7 @@
  * (`functionsLog`, `controlUrl` + `masterKey`) and are skipped elsewhere, naming the missing field.
  */
 import { GatewayClient } from '../contracts/gateway-client.ts';
+import { shown } from '../contracts/table.ts';
 import {
   advanceClock,
   control,
@@ -28,7 +29,8 @@ const fn = (t: Target, path: string, query = '') =>
 
 async function expectStatus(response: Response, status: number, what: string): Promise<string> {
   const body = await response.text();
-  if (response.status !== status) throw new Error(`${what}: ${response.status} ${body.slice(0, 300)}`);
+  if (response.status !== status)
+    throw new Error(`${what}: status ${response.status}, expected ${status}; body ${shown(body)}`);
   return body;
 }
 
