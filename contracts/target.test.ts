@@ -134,6 +134,11 @@ describe('a target written by hand', () => {
     [{ baseUrl: 7071 }, ': baseUrl must be a string, not 7071'],
     [{ subscriptionKey: ['a'] }, ': subscriptionKey must be a string, not ["a"]'],
     [{ gatewayUrl: '127.0.0.1:8080' }, ': gatewayUrl must be an http or https URL, not "127.0.0.1:8080"'],
+    [
+      { baseUrl: 'https://tasks.azurewebsites.net/api/createtask?code=k' },
+      ': baseUrl must be the app’s address, without a query or fragment (the rows add paths and the key), not "https://tasks.azurewebsites.net/api/createtask?code=k"',
+    ],
+    [{ webBaseUrl: 'http://[::1' }, ': webBaseUrl must be an http or https URL, not "http://[::1"'],
   ])('a target file %j is refused: target FILE%s', (description, reason) => {
     const file = write('refused.json', description);
     expect(() => readTarget(file)).toThrow(`target ${file}${reason}`);

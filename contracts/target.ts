@@ -64,8 +64,13 @@ function fieldValue(field: string, value: unknown, isUrl: boolean): string | und
   if (value === undefined || value === null || value === '') return undefined;
   if (typeof value !== 'string') throw new Error(`${field} must be a string, not ${JSON.stringify(value)}`);
   if (!isUrl) return value;
-  if (!/^https?:\/\/[^/]/.test(value))
+  if (!/^https?:\/\/[^/]/.test(value) || !URL.canParse(value))
     throw new Error(`${field} must be an http or https URL, not ${JSON.stringify(value)}`);
+  const { search, hash } = new URL(value);
+  if (search || hash)
+    throw new Error(
+      `${field} must be the app’s address, without a query or fragment (the rows add paths and the key), not ${JSON.stringify(value)}`,
+    );
   return value.replace(/\/+$/, '');
 }
 
