@@ -29,6 +29,12 @@ export interface Row {
   remember?: (body: string, memo: Memo) => void;
   /** Run before the request (the rate limit's window is moved past before and after its rows). */
   before?: 'advanceClock';
+  /**
+   * The earlier row whose pass this one needs to mean anything: the one that made what it reads, or,
+   * for an empty 404, the one whose documented text shows the request reached the function (a wrong
+   * address answers an empty 404 too).
+   */
+  reliesOn?: string;
 }
 
 export type Memo = Record<string, string>;
@@ -206,6 +212,7 @@ const functionRows: Row[] = [
   },
   {
     name: 'managetask GET: no such document → 404',
+    reliesOn: 'managetask GET: taskId missing → 400',
     surface: 'functions',
     method: 'get',
     path: '/api/managetask',
@@ -216,6 +223,7 @@ const functionRows: Row[] = [
   },
   {
     name: 'managetask GET: the created task → 200, Description decrypted',
+    reliesOn: 'managetask POST: a task → 200, Description encrypted',
     surface: 'functions',
     method: 'get',
     path: '/api/managetask',
@@ -321,6 +329,7 @@ const functionRows: Row[] = [
   },
   {
     name: 'getattachment: no such blob → 404',
+    reliesOn: 'getattachment: a file name that cannot name a blob → 400',
     surface: 'functions',
     method: 'get',
     path: '/api/getattachment',
@@ -331,6 +340,7 @@ const functionRows: Row[] = [
   },
   {
     name: 'getattachment: the uploaded file → 200',
+    reliesOn: 'uploadattachment: a file → 200',
     surface: 'functions',
     method: 'get',
     path: '/api/getattachment',
@@ -443,6 +453,7 @@ const webRows: Row[] = [
   },
   {
     name: 'web GET /api/tasks → 200 with the created task',
+    reliesOn: 'web POST /api/tasks: a task → 200',
     surface: 'web',
     method: 'get',
     path: '/api/tasks',

@@ -1,8 +1,8 @@
 /** What a failed row prints: the received answer against the documented one, to the byte. */
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Row } from './rows.ts';
-import { runRow } from './table.ts';
+import { ROWS, type Row } from './rows.ts';
+import { runRow, runTable } from './table.ts';
 
 describe('a row whose body differs', () => {
   let body = '';
@@ -68,4 +68,41 @@ describe('a row whose body differs', () => {
       /^status 429, expected 400 \(the subscription made calls in the last 60 s: without controlUrl and masterKey, the gateway rows need a subscription idle for a minute\); /,
     );
   });
+});
+
+describe('a target at the wrong address (every answer an empty 404)', () => {
+  let server: Server;
+  let baseUrl = '';
+
+  beforeAll(async () => {
+    server = createServer((_, response) => response.writeHead(404).end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  });
+  afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+  it('passes no empty-404 row: each relies on a row showing the request reached the function', async () => {
+    const results = await runTable({ baseUrl, functionKey: 'key' });
+    const notFound = results.filter(({ row }) => row.status === 404);
+    expect(notFound.map(({ row }) => row.name)).toEqual([
+      'managetask GET: no such document → 404',
+      'getattachment: no such blob → 404',
+    ]);
+    expect(notFound.map(({ outcome, detail }) => [outcome, detail])).toEqual([
+      ['fail', 'not run: it relies on "managetask GET: taskId missing → 400", which did not pass'],
+      [
+        'fail',
+        'not run: it relies on "getattachment: a file name that cannot name a blob → 400", which did not pass',
+      ],
+    ]);
+    expect(results.filter(({ outcome }) => outcome === 'pass')).toEqual([]);
+  });
+});
+
+it('every row a row relies on comes before it', () => {
+  const before = new Set<string>();
+  for (const row of ROWS) {
+    if (row.reliesOn) expect(before, row.name).toContain(row.reliesOn);
+    before.add(row.name);
+  }
 });

@@ -40,9 +40,20 @@ function firstDifference(a: string, b: string): number {
   return at + 1;
 }
 
-export async function runRow(row: Row, target: Target, memo: Memo): Promise<RowResult> {
+/**
+ * Runs one row; `passed` holds the names of the rows that passed before it, and gets this one's if it
+ * passes.
+ */
+export async function runRow(
+  row: Row,
+  target: Target,
+  memo: Memo,
+  passed = new Set<string>(),
+): Promise<RowResult> {
   const reason = skipReason(row, target);
   if (reason) return { row, outcome: 'skip', detail: reason };
+  if (row.reliesOn && !passed.has(row.reliesOn))
+    return { row, outcome: 'fail', detail: `not run: it relies on "${row.reliesOn}", which did not pass` };
   const problems: string[] = [];
   try {
     // Without the clock the window cannot be moved: the rows then need a gateway left idle for 60 s.
@@ -68,13 +79,16 @@ export async function runRow(row: Row, target: Target, memo: Memo): Promise<RowR
   } catch (error) {
     problems.push(reasonOf(error));
   }
-  return { row, outcome: problems.length ? 'fail' : 'pass', detail: problems.join('; ') };
+  if (problems.length) return { row, outcome: 'fail', detail: problems.join('; ') };
+  passed.add(row.name);
+  return { row, outcome: 'pass', detail: '' };
 }
 
 export async function runTable(target: Target, rows: readonly Row[] = ROWS): Promise<RowResult[]> {
   const memo: Memo = {};
+  const passed = new Set<string>();
   const results: RowResult[] = [];
-  for (const row of rows) results.push(await runRow(row, target, memo));
+  for (const row of rows) results.push(await runRow(row, target, memo, passed));
   return results;
 }
 
