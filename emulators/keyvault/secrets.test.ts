@@ -91,6 +91,13 @@ describe('Key Vault through SecretClient', () => {
     });
   });
 
+  it('lists no versions, rather than 404, for a secret that does not exist (as Key Vault answers)', async () => {
+    const pages = [];
+    for await (const page of stack.client.listPropertiesOfSecretVersions('NeverSet').byPage())
+      pages.push(page);
+    expect(pages).toEqual([[]]);
+  });
+
   it('keeps every tag as sent, one named __proto__ too', async () => {
     const tags = JSON.parse('{"__proto__":"x","a":"b"}') as Record<string, string>;
     const set = await stack.client.setSecret('Tagged', 'v', { tags });

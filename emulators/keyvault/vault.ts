@@ -129,8 +129,9 @@ export class Vault {
   }
 
   listVersions(name: string, size: number, after?: string) {
+    // Key Vault lists no versions, rather than answering 404, for a name that holds no secret.
     const record = this.#live(name);
-    if (!record) throw secretNotFound(name);
+    if (!record) return { value: [] };
     // Keys that sort in creation order, so a page boundary survives versions added meanwhile.
     const items = record.versions.map((v, index) => ({
       key: String(index).padStart(8, '0'),
