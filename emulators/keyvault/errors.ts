@@ -42,6 +42,18 @@ export const secretDeletedButRecoverable = (name: string) =>
     'ObjectIsDeletedButRecoverable',
   );
 
+/** Key Vault's answer to bytes that are no backup of its own (the code, spaces and all, is the service's). */
+export const malformedBackup = () =>
+  new KvError(400, 'Malformed backup blob', 'Backup blob contains invalid or corrupt version.');
+
+/** Restoring over a name in use; Key Vault answers 409 Conflict (the wording is a best guess). */
+export const secretAlreadyExists = (name: string) =>
+  new KvError(
+    409,
+    'Conflict',
+    `Secret ${name} already exists and cannot be restored over; delete and purge it first.`,
+  );
+
 export const secretDisabled = () =>
   new KvError(403, 'Forbidden', 'Operation get is not allowed on a disabled secret.', 'SecretDisabled');
 

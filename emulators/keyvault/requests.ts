@@ -10,9 +10,12 @@ const MAX_VALUE_BYTES = 25 * 1024;
 /** Room for the value JSON-escaped plus tags and attributes. */
 const MAX_BODY_BYTES = 256 * 1024;
 
+/** Key Vault's rule for secret names. */
+export const SECRET_NAME = /^[0-9a-zA-Z-]{1,127}$/;
+
 const attributes = z.object({ enabled: z.boolean(), nbf: z.number().int(), exp: z.number().int() }).partial();
 /** Tag names are free text, `__proto__` too, which zod's record would drop: checked, and kept as sent. */
-const tags = z.custom<Record<string, string>>(
+export const tags = z.custom<Record<string, string>>(
   (value) =>
     typeof value === 'object' &&
     value !== null &&
@@ -26,6 +29,7 @@ const propertiesBody = z.object({
   attributes: attributes.optional(),
 });
 const secretBody = propertiesBody.extend({ value: z.string() });
+const backupBody = z.object({ value: z.string() });
 
 export async function jsonBody(req: IncomingMessage): Promise<unknown> {
   const type = req.headers['content-type'];
@@ -52,6 +56,13 @@ export function secretInput(body: unknown): SecretInput {
     throw err.badParameter(`The secret value exceeds the maximum size of ${MAX_VALUE_BYTES} bytes.`);
   }
   return { value: parsed.data.value, ...flatten(parsed.data) };
+}
+
+/** The backup blob `restoreSecretBackup` sends, base64url as the SDK encodes it. */
+export function backupInput(body: unknown): Buffer {
+  const parsed = backupBody.safeParse(body);
+  if (!parsed.success) throw err.badParameter(describe(parsed.error));
+  return Buffer.from(parsed.data.value, 'base64url');
 }
 
 export function props(body: unknown): SecretProperties {

@@ -7,13 +7,21 @@ import { sendJson } from '../core/http.ts';
 import type { TokenVerifier, VerifiedCaller } from '../identity/verify.ts';
 import type { AccessPolicies, SecretPermission } from './access.ts';
 import * as err from './errors.ts';
-import { decodeSegment, decodeSkipToken, encodeSkipToken, jsonBody, props, secretInput } from './requests.ts';
+import {
+  backupInput,
+  decodeSegment,
+  decodeSkipToken,
+  encodeSkipToken,
+  jsonBody,
+  props,
+  SECRET_NAME,
+  secretInput,
+} from './requests.ts';
 import type { Page, Vault } from './vault.ts';
 
 const AUDIENCES = ['https://vault.azure.net', 'https://vault.azure.net/'];
 const API_VERSIONS = ['2016-10-01', '7.0', '7.1', '7.2', '7.3', '7.4', '7.5', '7.6', '2025-07-01'];
 const LATEST_API_VERSION = '2025-07-01';
-const NAME = /^[0-9a-zA-Z-]{1,127}$/;
 const MAX_RESULTS = 25;
 
 export interface VaultRoutesOptions {
@@ -110,6 +118,21 @@ export function vaultHandler(options: VaultRoutesOptions) {
             handle: async (r) => [200, vault.update(name, undefined, props(await r.body()))],
           },
           DELETE: { permission: 'delete', handle: () => [200, vault.delete(name)] },
+          // `POST /secrets/restore` restores; a secret named `restore` is still read and written as any other.
+          ...(name === 'restore' && {
+            POST: {
+              permission: 'restore',
+              handle: async (r) => [200, vault.restore(backupInput(await r.body()))],
+            },
+          }),
+        };
+      }
+      if (extra === 'backup') {
+        return {
+          POST: {
+            permission: 'backup',
+            handle: () => [200, { value: vault.backup(name).toString('base64url') }],
+          },
         };
       }
       if (extra === 'versions') {
@@ -152,7 +175,7 @@ export function vaultHandler(options: VaultRoutesOptions) {
     const [collection, name, extra, ...rest] = segments;
     const ops = rest.length === 0 ? operations(collection, name, extra) : undefined;
     if (!ops) throw err.notFoundPath();
-    if (name !== undefined && !NAME.test(name)) throw err.invalidName(name);
+    if (name !== undefined && !SECRET_NAME.test(name)) throw err.invalidName(name);
     const found = ops[method];
     if (!found) throw err.methodNotAllowed(method);
     return found;

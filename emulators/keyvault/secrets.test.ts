@@ -154,6 +154,47 @@ describe('Key Vault through SecretClient', () => {
     expect((await stack.client.setSecret('Doomed', 'v3')).value).toBe('v3');
   });
 
+  it('backs up a secret with all its versions and restores it once the name is free again', async () => {
+    await stack.vault.actions?.setAccessPolicy?.({
+      identity: 'functionApp',
+      secrets: ['Get', 'List', 'Set', 'Delete', 'Purge', 'Backup', 'Restore'],
+    });
+    const first = await stack.client.setSecret('Saved', 'one', { contentType: 'text/plain' });
+    const second = await stack.client.setSecret('Saved', 'two', { tags: { kept: 'yes' } });
+    const backup = await stack.client.backupSecret('Saved');
+    expect(backup).toBeInstanceOf(Uint8Array);
+    expect(await failure(stack.client.restoreSecretBackup(backup ?? new Uint8Array()))).toMatchObject({
+      statusCode: 409,
+      code: 'Conflict',
+    });
+    await (await stack.client.beginDeleteSecret('Saved', { intervalInMs: 10 })).pollUntilDone();
+    await stack.client.purgeDeletedSecret('Saved');
+    const restored = await stack.client.restoreSecretBackup(backup ?? new Uint8Array());
+    expect(restored).toMatchObject({
+      name: 'Saved',
+      version: second.properties.version,
+      tags: { kept: 'yes' },
+      createdOn: second.properties.createdOn,
+    });
+    expect((await stack.client.getSecret('Saved')).value).toBe('two');
+    const old = await stack.client.getSecret('Saved', { version: first.properties.version });
+    expect(old).toMatchObject({ value: 'one', properties: { contentType: 'text/plain' } });
+    expect(await failure(stack.client.backupSecret('Unknown'))).toEqual({
+      statusCode: 404,
+      code: 'SecretNotFound',
+      message: notFound('Unknown'),
+    });
+    // `secrets/restore` is also a secret's name like any other.
+    await stack.client.setSecret('restore', 'a secret named restore');
+    expect((await stack.client.getSecret('restore')).value).toBe('a secret named restore');
+    // Key Vault's own answer to bytes that are no backup (its code has spaces).
+    expect(await failure(stack.client.restoreSecretBackup(new Uint8Array(4728)))).toEqual({
+      statusCode: 400,
+      code: 'Malformed backup blob',
+      message: 'Backup blob contains invalid or corrupt version.',
+    });
+  });
+
   it('answers 403 Forbidden once set-policy takes Get away, and serves again when given back', async () => {
     const app = stack.context.secrets.identities.functionApp;
     await stack.vault.actions?.setAccessPolicy?.({ identity: 'functionApp', secrets: ['List'] });

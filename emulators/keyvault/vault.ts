@@ -4,8 +4,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { StackClock } from '../core/clock.ts';
+import { decodeBackup, encodeBackup } from './backup.ts';
 import {
   deletedSecretNotFound,
+  secretAlreadyExists,
   secretDeletedButRecoverable,
   secretDisabled,
   secretNotFound,
@@ -116,6 +118,23 @@ export class Vault {
   recover(name: string) {
     const record = this.#deleted(name);
     delete record.deleted;
+    this.#save();
+    return this.#bundle(record, record.versions.at(-1) as SecretVersion);
+  }
+
+  backup(name: string): Buffer {
+    const record = this.#live(name);
+    if (!record) throw secretNotFound(name);
+    return encodeBackup(record);
+  }
+
+  /** Brings a backed-up secret back with all its versions, as they were; the name must be free. */
+  restore(blob: Buffer) {
+    const record = decodeBackup(blob);
+    const existing = this.#sweep()[record.name.toLowerCase()];
+    if (existing?.deleted) throw secretDeletedButRecoverable(existing.name);
+    if (existing) throw secretAlreadyExists(existing.name);
+    this.#data[record.name.toLowerCase()] = record;
     this.#save();
     return this.#bundle(record, record.versions.at(-1) as SecretVersion);
   }
