@@ -154,6 +154,16 @@ describe('Key Vault through SecretClient', () => {
     expect((await stack.client.setSecret('Doomed', 'v3')).value).toBe('v3');
   });
 
+  it('answers recovering what is not deleted with SecretNotFound as for a secret, as Key Vault does', async () => {
+    await stack.vault.actions?.setAccessPolicy?.({ identity: 'functionApp', secrets: ['Get', 'Recover'] });
+    const recovering = stack.client.beginRecoverDeletedSecret('NeverDeleted', { intervalInMs: 10 });
+    expect(await failure(recovering.then((poller) => poller.pollUntilDone()))).toEqual({
+      statusCode: 404,
+      code: 'SecretNotFound',
+      message: notFound('NeverDeleted'),
+    });
+  });
+
   it('backs up a secret with all its versions and restores it once the name is free again', async () => {
     await stack.vault.actions?.setAccessPolicy?.({
       identity: 'functionApp',

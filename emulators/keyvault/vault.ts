@@ -116,7 +116,8 @@ export class Vault {
   }
 
   recover(name: string) {
-    const record = this.#deleted(name);
+    // Key Vault words this 404 as for a secret, not as for a deleted one (recorded answers of the SDK's tests).
+    const record = this.#deleted(name, secretNotFound);
     delete record.deleted;
     this.#save();
     return this.#bundle(record, record.versions.at(-1) as SecretVersion);
@@ -228,9 +229,9 @@ export class Vault {
     return record?.deleted ? undefined : record;
   }
 
-  #deleted(name: string): SecretRecord {
+  #deleted(name: string, notFound = deletedSecretNotFound): SecretRecord {
     const record = this.#sweep()[name.toLowerCase()];
-    if (!record?.deleted) throw deletedSecretNotFound(name);
+    if (!record?.deleted) throw notFound(name);
     return record;
   }
 
