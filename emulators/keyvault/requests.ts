@@ -71,11 +71,14 @@ export function props(body: unknown): SecretProperties {
   return flatten(parsed.data);
 }
 
-const flatten = ({ contentType, tags, attributes }: z.infer<typeof propertiesBody>): SecretProperties => ({
-  contentType,
-  tags,
-  ...attributes,
-});
+/** Key Vault's limit on a secret's tags. */
+const MAX_TAGS = 15;
+
+function flatten({ contentType, tags, attributes }: z.infer<typeof propertiesBody>): SecretProperties {
+  // Key Vault's own words for a 16th tag, line break and all (as terraform's and Azure's users quote it).
+  if (tags && Object.keys(tags).length > MAX_TAGS) throw err.badParameter('Property has invalid value\r\n');
+  return { contentType, tags, ...attributes };
+}
 
 const describe = (error: z.ZodError) =>
   error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ');

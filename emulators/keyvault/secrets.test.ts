@@ -109,6 +109,15 @@ describe('Key Vault through SecretClient', () => {
       ['__proto__', 'x'],
       ['a', 'b'],
     ]);
+    // Key Vault's limit is 15 tags; the 16th gets its terse answer, on set and on update alike.
+    const sixteen = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`t${i}`, 'v']));
+    const tooMany = { statusCode: 400, code: 'BadParameter', message: 'Property has invalid value\r\n' };
+    expect(await failure(stack.client.setSecret('Tagged', 'v', { tags: sixteen }))).toEqual(tooMany);
+    expect(await failure(stack.client.updateSecretProperties('Tagged', '', { tags: sixteen }))).toEqual(
+      tooMany,
+    );
+    const fifteen = Object.fromEntries(Object.entries(sixteen).slice(1));
+    expect((await stack.client.setSecret('Tagged', 'v', { tags: fifteen })).properties.tags).toEqual(fifteen);
     const numeric = { a: 1 } as unknown as Record<string, string>;
     expect(await failure(stack.client.setSecret('Tagged', 'v', { tags: numeric }))).toMatchObject({
       statusCode: 400,
