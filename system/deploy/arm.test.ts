@@ -184,6 +184,14 @@ describe('the ARM template (system/deploy/azure/template.json)', () => {
     expect(functions.KeyVaultDisableChallengeResourceVerification).toBe('false');
   });
 
+  it("names Node 20 as each host's stacks do: Functions `Node|20`, App Service `NODE|20-lts`", () => {
+    const runtime = { functionapp: 'Node|20', webapp: 'NODE|20-lts' };
+    for (const [app, declaration] of Object.entries(apps))
+      expect((site(app).properties?.siteConfig as { linuxFxVersion: string }).linuxFxVersion, app).toBe(
+        runtime[declaration.kind],
+      );
+  });
+
   it('sets App Service health check only on a web app whose apps.json entry declares a path', () => {
     const siteConfig = (resource: Resource) =>
       resource.properties?.siteConfig as { healthCheckPath?: string };

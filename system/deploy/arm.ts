@@ -19,6 +19,12 @@ const API = {
   authorization: '2022-04-01',
 } as const;
 
+/**
+ * Node 20 as each host names it: Functions' stacks say `Node|20`, App Service's `NODE|20-lts` (`az webapp
+ * list-runtimes --os linux`); a web app given the Functions form gets no Node image it knows.
+ */
+const LINUX_FX_VERSION = { functionapp: 'Node|20', webapp: 'NODE|20-lts' } as const;
+
 /** Built-in role ids (the same in every tenant). */
 const COSMOS_ROLES: Record<string, string> = {
   'Cosmos DB Built-in Data Reader': '00000000-0000-0000-0000-000000000001',
@@ -457,7 +463,7 @@ export function armTemplate(topology: Topology, apps: Apps) {
         serverFarmId: `[${ids.plan(declaration.kind)}]`,
         httpsOnly: true,
         siteConfig: {
-          linuxFxVersion: 'Node|20',
+          linuxFxVersion: LINUX_FX_VERSION[declaration.kind],
           // Only a declared path: App Service's check wants 2xx and follows no redirect (web-b's `/` redirects to sign-in).
           healthCheckPath: declaration.kind === 'webapp' ? declaration.healthCheckPath : undefined,
           appSettings: [...settings, ...platform],
