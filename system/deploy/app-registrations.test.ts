@@ -89,8 +89,12 @@ describe('the app-registration script (system/deploy/azure/app-registrations.sh)
       '--identifier-uris',
       'api://id-TaskManagementAPI',
     ]);
-    const scopes = result.calls.find((call) => call.includes('--set'))?.at(-1) as string;
-    expect(JSON.parse(scopes.replace(/^api=/, '')).oauth2PermissionScopes).toEqual([
+    const api = JSON.parse(
+      (result.calls.find((call) => call.includes('--set'))?.at(-1) as string).replace(/^api=/, ''),
+    );
+    // v2 access tokens (issuer …/v2.0), as the local provider issues; Entra's default for an API is v1.
+    expect(api.requestedAccessTokenVersion).toBe(2);
+    expect(api.oauth2PermissionScopes).toEqual([
       expect.objectContaining({
         value: 'user_impersonation',
         type: 'User',

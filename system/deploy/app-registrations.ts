@@ -84,8 +84,10 @@ export function appRegistrationsScript(topology: Topology, apps: Apps): string {
         (scope) =>
           `{\\"id\\":\\"$(new_uuid)\\",\\"value\\":\\"${scope}\\",\\"type\\":\\"User\\",\\"isEnabled\\":true,\\"adminConsentDisplayName\\":\\"${scope}\\",\\"adminConsentDescription\\":\\"${scope} on ${app.displayName}\\"}`,
       );
+      // v2 access tokens, as the local provider issues (issuer …/v2.0): an API left at Entra's default gets
+      // v1 tokens (issuer https://sts.windows.net/<tenant>/), which validate-entra-token's issuer refuses.
       lines.push(
-        `az ad app update --id "$id" --set "api={\\"oauth2PermissionScopes\\":[${scopes.join(',')}]}"`,
+        `az ad app update --id "$id" --set "api={\\"requestedAccessTokenVersion\\":2,\\"oauth2PermissionScopes\\":[${scopes.join(',')}]}"`,
       );
     }
     // Apps that sign users in on a server (web redirect URIs) are confidential clients: they get a secret.

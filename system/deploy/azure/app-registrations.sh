@@ -39,7 +39,7 @@ echo "TASKSTACK_TASK_WEB_CLIENT_SECRET=$secret" >>"$out"
 id=$(az ad app create --display-name 'Task Management API' --sign-in-audience AzureADMyOrg --query appId --output tsv)
 echo "TASKSTACK_TASK_API_CLIENT_ID=$id" >>"$out"
 az ad app update --id "$id" --identifier-uris "api://$id"
-az ad app update --id "$id" --set "api={\"oauth2PermissionScopes\":[{\"id\":\"$(new_uuid)\",\"value\":\"user_impersonation\",\"type\":\"User\",\"isEnabled\":true,\"adminConsentDisplayName\":\"user_impersonation\",\"adminConsentDescription\":\"user_impersonation on Task Management API\"}]}"
+az ad app update --id "$id" --set "api={\"requestedAccessTokenVersion\":2,\"oauth2PermissionScopes\":[{\"id\":\"$(new_uuid)\",\"value\":\"user_impersonation\",\"type\":\"User\",\"isEnabled\":true,\"adminConsentDisplayName\":\"user_impersonation\",\"adminConsentDescription\":\"user_impersonation on Task Management API\"}]}"
 
 # developerPortal: API Management developer portal
 id=$(az ad app create --display-name 'API Management developer portal' --sign-in-audience AzureADMyOrg --web-redirect-uris "${url[developerPortal]}/signin-aad" "${url[developerPortal]}/" --query appId --output tsv)
