@@ -5,10 +5,10 @@ import { loadApps, repositoryRoot, settingReference } from '../../emulators/core
 import { loadSecrets } from '../../emulators/core/secrets.ts';
 import { testDataDir } from '../../emulators/core/testing.ts';
 import { loadTopology } from '../../emulators/core/topology.ts';
-import { armTemplate, azureValues } from './arm.ts';
+import { armParameters, armTemplate, azureValues } from './arm.ts';
 import { WELL_KNOWN } from './compose.ts';
 import { generatedFiles } from './generate.ts';
-import { parametersFile, TEMPLATE } from './paths.ts';
+import { ENVIRONMENTS, parametersFile, TEMPLATE } from './paths.ts';
 
 const topology = loadTopology();
 const apps = loadApps();
@@ -68,6 +68,22 @@ describe('the ARM template (system/deploy/azure/template.json)', () => {
     const files = generatedFiles();
     for (const path of [TEMPLATE, parametersFile('dev'), parametersFile('prod')])
       expect(readFileSync(join(repositoryRoot, path), 'utf8'), path).toBe(files[path]);
+  });
+
+  it('names every resource from the prefix, so environments deployed to one resource group share none', () => {
+    // `variables('x')` stands for its expression: the name is what ARM would build from the parameters.
+    const variables = template.variables as Record<string, string>;
+    const expand = (text: string): string =>
+      text.replace(/variables\('(\w+)'\)/g, (_, name: string) =>
+        expand((variables[name] as string).slice(1, -1)),
+      );
+    expect(
+      new Set(
+        Object.values(ENVIRONMENTS.map((environment) => armParameters(environment).parameters.prefix.value)),
+      ).size,
+    ).toBe(ENVIRONMENTS.length);
+    for (const resource of resources)
+      expect(expand(resource.name), `${resource.type} ${resource.name}`).toContain("parameters('prefix')");
   });
 
   it('has the storage account, its containers and the ArchiveOldFiles rule as the topology declares them', () => {

@@ -506,7 +506,9 @@ export function armTemplate(topology: Topology, apps: Apps) {
       suffix: '[uniqueString(resourceGroup().id)]',
       storageName: "[toLower(format('{0}{1}', parameters('prefix'), variables('suffix')))]",
       cosmosName: "[toLower(format('{0}-cosmos-{1}', parameters('prefix'), variables('suffix')))]",
-      vaultName: "[format('kv{0}', variables('suffix'))]",
+      // From the prefix as every name, so that dev and prod in one resource group do not share (and
+      // overwrite) one vault's access policies and secrets; prefix (≤ 11) + suffix (13) fits its 24.
+      vaultName: "[format('{0}{1}', parameters('prefix'), variables('suffix'))]",
       eventHubsName: "[format('{0}-events-{1}', parameters('prefix'), variables('suffix'))]",
       apimName: "[format('{0}-apim-{1}', parameters('prefix'), variables('suffix'))]",
     },
