@@ -39,7 +39,10 @@ const OUTPUTS = {
 const signIns = Object.entries(loadTopology().directory.applications).flatMap(([name, registration]) =>
   registration.web && apps[registration.web.on] ? [{ name, web: registration.web }] : [],
 );
-const redirectUpdates = signIns.map(() => 'ad app update');
+/** Each reads the registration's redirect URIs, then sets them with the site's added. */
+const redirectUpdates = signIns.flatMap(() => ['ad app show', 'ad app update']);
+/** What the tenant's registrations already hold (another environment's site). */
+const REGISTERED = ['https://tasks-web-b-other.azurewebsites.net/signin-oidc'];
 /** The az command each app is deployed with, by kind. */
 const ZIP_DEPLOY = { functionapp: 'functionapp deployment source config-zip', webapp: 'webapp deploy' };
 const zipDeploys = Object.values(apps).map((app) => ZIP_DEPLOY[app.kind]);
@@ -55,6 +58,7 @@ appendFileSync(${JSON.stringify(log)}, JSON.stringify({ args, files }) + '\\n');
 if (process.env.FAKE_AZ_FAIL && args.join(' ').includes(process.env.FAKE_AZ_FAIL)) process.exit(3);
 if (args[0] === 'deployment') console.log(${JSON.stringify(JSON.stringify(OUTPUTS))});
 if (args[0] === 'rest') console.log('fake-subscription-key');
+if (args.slice(0, 3).join(' ') === 'ad app show') console.log(${JSON.stringify(JSON.stringify(REGISTERED))});
 if (args[0] === 'functionapp' && args[1] === 'keys') console.log('fake-function-key');
 `;
 const bin = join(data.dir, 'bin');
@@ -126,21 +130,35 @@ describe('taskstack deploy', () => {
     // Each registration an app signs users in with gets the redirect URIs on that app's site, sign-out's too
     // (Entra accepts only registered post-logout redirects): known only now, so the script could not set them.
     expect(signIns.map(({ web }) => web.on)).toContain('web-b');
+    // Added to those the registration has: another environment's site keeps signing in.
     signIns.forEach(({ name, web }, index) => {
       const site = `https://tasks-${web.on}-x1.azurewebsites.net`;
-      expect(result.calls[1 + index]?.args, name).toEqual([
+      const id = givenValue(`${name}ClientId`);
+      expect(result.calls[1 + 2 * index]?.args, name).toEqual([
+        'ad',
+        'app',
+        'show',
+        '--id',
+        id,
+        '--query',
+        'web.redirectUris',
+        '--output',
+        'json',
+      ]);
+      expect(result.calls[2 + 2 * index]?.args, name).toEqual([
         'ad',
         'app',
         'update',
         '--id',
-        givenValue(`${name}ClientId`),
+        id,
         '--web-redirect-uris',
+        ...REGISTERED,
         ...new Set([...web.redirectPaths, ...web.postLogoutRedirectPaths].map((path) => site + path)),
       ]);
     });
     // Each app's zip to its own site.
     Object.keys(apps).forEach((app, index) => {
-      const call = result.calls[1 + signIns.length + index];
+      const call = result.calls[1 + redirectUpdates.length + index];
       expect(call?.args, app).toEqual(
         expect.arrayContaining(['--name', `tasks-${app}-x1`, '--resource-group', 'rg1']),
       );
@@ -186,7 +204,7 @@ describe('taskstack deploy', () => {
     });
     expect(result.status).toBe(1);
     expect(result.stderr.trim()).toBe('taskstack deploy: az functionapp deployment source failed (exit 3)');
-    expect(result.calls).toHaveLength(2 + signIns.length);
+    expect(result.calls).toHaveLength(2 + redirectUpdates.length);
     expect(existsSync(failing)).toBe(false);
   });
 

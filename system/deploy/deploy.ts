@@ -131,7 +131,29 @@ export async function deploy(
       }
       const site = output(`${web.on}Url`);
       const uris = [...web.redirectPaths, ...web.postLogoutRedirectPaths].map((path) => `${site}${path}`);
-      az(['ad', 'app', 'update', '--id', clientId, '--web-redirect-uris', ...new Set(uris)]);
+      // Added to those it has: the registrations are once per tenant, and an update replaces the list, so
+      // deploying one environment would otherwise take sign-in away from the others.
+      const current = az([
+        'ad',
+        'app',
+        'show',
+        '--id',
+        clientId,
+        '--query',
+        'web.redirectUris',
+        '--output',
+        'json',
+      ]);
+      const registered: string[] = current.trim() ? JSON.parse(current) : [];
+      az([
+        'ad',
+        'app',
+        'update',
+        '--id',
+        clientId,
+        '--web-redirect-uris',
+        ...new Set([...registered, ...uris]),
+      ]);
     }
     for (const [app, declaration] of Object.entries(apps)) {
       const zip = relative(repositoryRoot, zips[app] as string);
