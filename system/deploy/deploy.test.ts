@@ -86,8 +86,26 @@ const target = join(data.dir, 'target.json');
 const common = ['--resource-group', 'rg1', '--packages', packages, '--target-file', target];
 
 describe('taskstack deploy', () => {
+  it('--dry-run says what a run would refuse, first, and still prints every command', () => {
+    const { TASKSTACK_ENCRYPTION_KEY: _, ...noEncryptionKey } = PARAMETERS;
+    const result = taskstack(
+      ['--resource-group', 'rg1', '--packages', join(data.dir, 'none'), '--dry-run'],
+      noEncryptionKey,
+    );
+    expect(result.status).toBe(0);
+    expect(result.calls).toEqual([]);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines.slice(0, 2)).toEqual([
+      "# a run would stop here: set TASKSTACK_ENCRYPTION_KEY (the template's parameter EncryptionKey) before deploying",
+      expect.stringMatching(
+        /^# a run would stop here: .*\/none\/functions\.zip, .* missing: run npm run package first$/,
+      ),
+    ]);
+    expect(lines[2]).toMatch(/^az deployment group create /);
+  });
+
   it('--dry-run prints the az commands in order and runs none', () => {
-    const result = taskstack([...common, '--dry-run']);
+    const result = taskstack([...common, '--dry-run'], PARAMETERS);
     expect(result.status).toBe(0);
     expect(result.calls).toEqual([]);
     const lines = result.stdout.trim().split('\n');
@@ -101,6 +119,8 @@ describe('taskstack deploy', () => {
       expect.stringMatching(/^# then writes .*target\.json: target, resourceGroup, baseUrl/),
     ]);
     expect(lines[1 + redirectUpdates.length + zipDeploys.length]).toContain('--parameters codeDeployed=true');
+    // Given in the environment, no secret is printed.
+    for (const secret of secrets) expect(result.stdout).not.toContain(secret);
     expect(existsSync(target)).toBe(false);
   });
 

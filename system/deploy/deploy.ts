@@ -49,17 +49,22 @@ export async function deploy(
   const given = Object.entries(template.parameters as Record<string, { defaultValue?: unknown }>)
     .filter(([, parameter]) => parameter.defaultValue === undefined)
     .map(([name]) => name);
+  /** What stops a run before any az command; a dry run says it and goes on, so that it shows everything. */
+  const refuse = (message: string) => {
+    if (!dryRun) throw new DeployError(message);
+    print(`# a run would stop here: ${message}`);
+  };
   const missing = given.filter((name) => !options.env[parameterVariable(name)]);
-  if (missing.length && !dryRun)
-    throw new DeployError(
+  if (missing.length)
+    refuse(
       `set ${missing.map(parameterVariable).join(', ')} (the template's parameter${missing.length > 1 ? 's' : ''} ${missing.join(', ')}) before deploying`,
     );
   const zips = Object.fromEntries(
     Object.keys(apps).map((app) => [app, join(options.packages, `${app}.zip`)]),
   );
   const absent = Object.values(zips).filter((zip) => !existsSync(zip));
-  if (absent.length && !dryRun)
-    throw new DeployError(
+  if (absent.length)
+    refuse(
       `${absent.map((zip) => relative(repositoryRoot, zip)).join(', ')} missing: run npm run package first`,
     );
 
