@@ -208,6 +208,13 @@ describe('the ARM template (system/deploy/azure/template.json)', () => {
       );
   });
 
+  it('keeps web apps loaded (Always On), as the local host does: web app A holds its tasks in memory', () => {
+    const alwaysOn = (app: string) => (site(app).properties?.siteConfig as { alwaysOn?: boolean }).alwaysOn;
+    // Consumption function apps are woken by the platform; Always On is for dedicated plans only.
+    for (const [app, declaration] of Object.entries(apps))
+      expect(alwaysOn(app), app).toBe(declaration.kind === 'webapp' ? true : undefined);
+  });
+
   it('sets App Service health check only on a web app whose apps.json entry declares a path', () => {
     const siteConfig = (resource: Resource) =>
       resource.properties?.siteConfig as { healthCheckPath?: string };

@@ -466,6 +466,9 @@ export function armTemplate(topology: Topology, apps: Apps) {
           linuxFxVersion: LINUX_FX_VERSION[declaration.kind],
           // Only a declared path: App Service's check wants 2xx and follows no redirect (web-b's `/` redirects to sign-in).
           healthCheckPath: declaration.kind === 'webapp' ? declaration.healthCheckPath : undefined,
+          // App Service unloads an idle app after 20 minutes, and web app A's tasks live in its memory; the
+          // local host never unloads. Not on Consumption: the platform wakes function apps itself.
+          alwaysOn: declaration.kind === 'webapp' ? true : undefined,
           appSettings: [...settings, ...platform],
         },
       },
