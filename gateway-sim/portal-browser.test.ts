@@ -90,3 +90,28 @@ it('a person signs in, sees the subscription key, and tries managetask and the w
   expect(dialogs).toEqual([]);
   await page.screenshot({ path: `${screenshots}try-get-tasks.png`, fullPage: true });
 });
+
+it('two tabs sent to sign in at once: the user signs in in one, then in the other; both are signed in', async () => {
+  const portal = stack.description.endpoints.gateway?.portalUrl as string;
+  const alice = stack.description.testUsers?.find((user) => user.userPrincipalName.startsWith('alice'));
+  if (!alice) throw new Error('no alice');
+  const context = await browser.newContext();
+  const tabs = [await context.newPage(), await context.newPage()];
+  // Both are sent to the provider before either signs in: each is a sign-in of its own.
+  for (const tab of tabs) {
+    await tab.goto(`${portal}/`);
+    await tab.click('#sign-in');
+  }
+  for (const tab of tabs) {
+    await tab.fill('#username', alice.userPrincipalName);
+    await tab.fill('#password', alice.password);
+    // Back at the portal, wherever that is (a refused sign-in stays on the callback's page).
+    await Promise.all([
+      tab.waitForURL((url) => url.href.startsWith(portal)),
+      tab.click('button[type=submit]'),
+    ]);
+    expect(tab.url()).toBe(`${portal}/`);
+    expect(await tab.locator('#user strong').textContent()).toBe(alice.displayName);
+  }
+  await context.close();
+});

@@ -20,7 +20,10 @@ export const SIGN_IN_FAILED = 'Sign-in failed. Please sign in again.';
 export const FORM_REFUSED = 'This form has expired or did not come from the portal. Please try again.';
 export const SIGN_IN_REQUIRED = 'Please sign in first.';
 export const PROVIDER_UNAVAILABLE = 'The identity provider is unavailable. Try again later.';
-const SIGN_IN_COOKIE = 'portal.signin';
+/** One cookie per sign-in under way, named after its state: two tabs sent to sign in at once each find theirs. */
+const signInCookie = (state: string) => `portal.signin.${state}`;
+/** The states the portal makes are MSAL's GUIDs. */
+const STATE = /^[0-9a-f-]{36}$/i;
 const SESSION_COOKIE = 'portal.session';
 const SIGN_IN_MAX_AGE = 600;
 const SESSION_MAX_AGE = 8 * 3600;
@@ -119,7 +122,12 @@ export function createPortal(deps: {
     return [...names].map((name) => String(config.authorizationServers[name]?.defaultScope ?? ''));
   };
 
-  const page = (res: ServerResponse, status: number, body: string, extra: Record<string, string> = {}) =>
+  const page = (
+    res: ServerResponse,
+    status: number,
+    body: string,
+    extra: Record<string, string | string[]> = {},
+  ) =>
     res
       .writeHead(status, {
         'content-type': 'text/html; charset=utf-8',
@@ -183,28 +191,31 @@ export function createPortal(deps: {
       .writeHead(302, {
         location: url,
         'cache-control': 'no-store',
-        'set-cookie': cookies.set(SIGN_IN_COOKIE, saved, SIGN_IN_MAX_AGE),
+        'set-cookie': cookies.set(signInCookie(state), saved, SIGN_IN_MAX_AGE),
       })
       .end();
   }
 
   async function callback(req: IncomingMessage, res: ServerResponse, url: URL) {
-    const clear = cookies.set(SIGN_IN_COOKIE, '', 0);
+    const state = url.searchParams.get('state') ?? '';
+    // This sign-in's cookie is spent whatever the outcome; other sign-ins' cookies stay.
+    const clear = STATE.test(state) ? [cookies.set(signInCookie(state), '', 0)] : [];
     const refuse = (why: string) => {
       log(`portal sign-in refused: ${why}`);
       page(res, 400, messagePage('Sign-in failed', SIGN_IN_FAILED), { 'set-cookie': clear });
     };
     const error = url.searchParams.get('error');
     if (error) return refuse(`the provider answered ${error}`);
-    const raw = cookies.get(req, SIGN_IN_COOKIE);
+    const raw = STATE.test(state) ? cookies.get(req, signInCookie(state)) : undefined;
     let saved: { state?: unknown; verifier?: unknown } = {};
     try {
       saved = raw ? JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) : {};
     } catch {}
     const code = url.searchParams.get('code');
-    const state = url.searchParams.get('state') ?? '';
     if (typeof saved.state !== 'string' || typeof saved.verifier !== 'string')
-      return refuse('no sign-in under way (cookie missing, expired or not signed by the portal)');
+      return refuse(
+        'no sign-in under way with this state (cookie missing, expired or not signed by the portal)',
+      );
     if (!code || !sameText(state, saved.state)) return refuse('the state does not match');
     let account: AccountInfo | null;
     try {
@@ -227,7 +238,7 @@ export function createPortal(deps: {
       csrf: randomBytes(32).toString('base64url'),
       expires: Date.now() + SESSION_MAX_AGE * 1000,
     });
-    redirect(res, `${portalUrl}/`, [clear, cookies.set(SESSION_COOKIE, id, SESSION_MAX_AGE)]);
+    redirect(res, `${portalUrl}/`, [...clear, cookies.set(SESSION_COOKIE, id, SESSION_MAX_AGE)]);
   }
 
   /** A signed-in user's form, its CSRF token checked; undefined once refused. */
