@@ -72,21 +72,28 @@ ${hasBody(op.method) ? html`<label>Body<br><textarea name="body" rows="4" cols="
 export interface TryResult {
   method: string;
   url: string;
-  withToken: boolean;
-  keyHeader: string;
+  /** The headers sent, secrets already masked. */
+  requestHeaders: [string, string][];
+  requestBody: string | undefined;
   status: number;
-  contentType: string;
+  statusText: string;
+  headers: [string, string][];
   body: string;
 }
 
-/** What Try it sent and what came back. */
+const headerLines = (headers: [string, string][]) =>
+  headers.map(([name, value]) => `${name}: ${value}`).join('\n');
+
+/** What Try it sent and what came back: status, headers and body, as APIM's portal shows them. */
 export function resultPage(result: TryResult) {
+  const sent = [`${result.method} ${result.url}`, headerLines(result.requestHeaders)];
+  if (result.requestBody !== undefined) sent.push(`\n${result.requestBody}`);
   return layout(
     'Try it',
     html`<h1>Try it</h1><h2>Request</h2>
-<pre id="request">${result.method} ${result.url}
-${result.keyHeader}: (your subscription key)${result.withToken ? '\nAuthorization: Bearer (your access token)' : ''}</pre>
-<h2>Response</h2><p>Status <strong id="status">${result.status}</strong>, <code>${result.contentType}</code></p>
+<pre id="request">${sent.join('\n')}</pre>
+<h2>Response</h2><p>Status <strong id="status">${result.status}</strong> ${result.statusText}</p>
+<pre id="response-headers">${headerLines(result.headers)}</pre>
 <pre id="response">${result.body}</pre><p><a href="./">Back to the APIs</a></p>`,
   );
 }

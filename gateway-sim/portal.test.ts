@@ -131,6 +131,28 @@ describe('the developer portal', () => {
     expect(lines).not.toMatch(/eyJ[\w-]+\.eyJ/);
   });
 
+  it("Try it shows the answer's headers: a 429 after the API's five calls a minute, with its Retry-After", async () => {
+    const { browser, page } = await signedIn();
+    const form = {
+      _csrf: csrfOf(page),
+      operation: 'task-manager-functions-api/ManageTask',
+      body: '{"Title":"x"}',
+    };
+    // rate-limit calls="5" renewal-period="60" on the API: at most six calls reach the limit.
+    let tried = await browser.request(`${portal}/try`, { form });
+    for (let calls = 1; calls < 6 && !tried.body.includes('id="status">429<'); calls++)
+      tried = await browser.request(`${portal}/try`, { form });
+    expect(tried.body).toContain('<strong id="status">429</strong> Too Many Requests');
+    const headers = /<pre id="response-headers">([^<]*)<\/pre>/.exec(tried.body)?.[1] ?? '';
+    const retryAfter = /^retry-after: (\d+)$/m.exec(headers)?.[1];
+    expect(Number(retryAfter)).toBeGreaterThan(0);
+    expect(headers).toMatch(/^content-type: application\/json$/m);
+    expect(tried.body).toContain(`Rate limit is exceeded. Try again in ${retryAfter} seconds.`);
+    // The request as sent, its secrets masked: the headers and the body.
+    expect(tried.body).toContain('Content-Type: application/json\n\n{&quot;Title&quot;:&quot;x&quot;}</pre>');
+    expect(tried.body).not.toContain(stack.description.subscriptionKey);
+  });
+
   it('refuses a callback whose state was forged, and one whose sign-in cookie was tampered with', async () => {
     const refusals = () => log().split('portal sign-in refused: no sign-in under way with this state').length;
     const before = refusals();

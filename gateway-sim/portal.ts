@@ -282,11 +282,14 @@ export function createPortal(deps: {
     const account = await accountOf(checked.session);
     if (!account) return page(res, 401, messagePage('Sign in', SIGN_IN_REQUIRED));
     const headers: Record<string, string> = { [api.keyHeader]: all.key };
+    // What the page shows of the request: the same headers with the secrets masked.
+    const shown: [string, string][] = [[api.keyHeader, '(your subscription key)']];
     const server = api.authorizationServer && config.authorizationServers[api.authorizationServer];
     if (server) {
       try {
         const scopes = [String(server.defaultScope)];
         headers.authorization = `Bearer ${(await msal.acquireTokenSilent({ account, scopes })).accessToken}`;
+        shown.push(['Authorization', 'Bearer (your access token)']);
       } catch (failure) {
         const { errorCode, message } = failure as { errorCode?: string; message: string };
         log(`portal: no token for ${api.authorizationServer}: ${errorCode ?? message}`);
@@ -295,7 +298,10 @@ export function createPortal(deps: {
     }
     const body = checked.form.get('body');
     const sendsBody = body !== null && operation.method !== 'GET' && operation.method !== 'HEAD';
-    if (sendsBody) headers['content-type'] = 'application/json';
+    if (sendsBody) {
+      headers['content-type'] = 'application/json';
+      shown.push(['Content-Type', 'application/json']);
+    }
     const url = `${gatewayUrl}/${api.path}${operation.urlTemplate}`;
     let answer: Response;
     try {
@@ -315,10 +321,11 @@ export function createPortal(deps: {
       resultPage({
         method: operation.method,
         url,
-        withToken: Boolean(server),
-        keyHeader: api.keyHeader,
+        requestHeaders: shown,
+        requestBody: sendsBody ? (body ?? '') : undefined,
         status: answer.status,
-        contentType: answer.headers.get('content-type') ?? '',
+        statusText: answer.statusText,
+        headers: [...answer.headers],
         body: await answer.text(),
       }),
     );
