@@ -19,8 +19,12 @@ export interface Operation {
   urlTemplate: string;
   /** Matches the path after the API's suffix; groups are the template parameters. */
   pattern: RegExp;
-  /** Examples by status and content type, for mock-response. */
+  /** Examples by status and content type, for mock-response and the developer portal. */
   examples: Record<string, Record<string, unknown>>;
+  /** The documented answers (status, text, header names), for the developer portal. */
+  responses: { status: string; description: string; headers: string[] }[];
+  /** The request body's media types, their schemas (`$ref`s to components resolved) and examples. */
+  requestBody?: { required: boolean; content: Record<string, { schema?: unknown; example?: unknown }> };
   /** The effective policy, by the product whose subscription calls ('' for none). */
   pipelines: Map<string, Pipeline>;
 }
@@ -110,6 +114,15 @@ export function loadArtifacts(dir: string, namedValues: Record<string, string>):
             examples[status] = Object.fromEntries(
               Object.entries(response.content ?? {}).map(([type, media]) => [type, media.example]),
             );
+          const requestBody = operation.requestBody && {
+            required: operation.requestBody.required ?? false,
+            content: Object.fromEntries(
+              Object.entries(operation.requestBody.content ?? {}).map(([type, { schema, example }]) => [
+                type,
+                { schema: resolveRef(schema, document.components?.schemas), example },
+              ]),
+            ),
+          };
           operations.push({
             name,
             displayName: operation.summary ?? name,
@@ -118,6 +131,12 @@ export function loadArtifacts(dir: string, namedValues: Record<string, string>):
             urlTemplate: template,
             pattern: templatePattern(template),
             examples,
+            responses: Object.entries(operation.responses).map(([status, response]) => ({
+              status,
+              description: response.description ?? '',
+              headers: Object.keys(response.headers ?? {}),
+            })),
+            requestBody,
             pipelines,
           });
         }
@@ -224,4 +243,11 @@ function templatePattern(template: string): RegExp {
     )
     .join('');
   return new RegExp(`^${source}/?$`, 'i');
+}
+
+/** A schema that is a `#/components/schemas/<name>` reference, replaced by that schema (one level). */
+function resolveRef(schema: unknown, components: Record<string, unknown> = {}) {
+  const ref = (schema as { $ref?: unknown } | undefined)?.$ref;
+  const prefix = '#/components/schemas/';
+  return typeof ref === 'string' && ref.startsWith(prefix) ? components[ref.slice(prefix.length)] : schema;
 }

@@ -1,5 +1,5 @@
 /** The developer portal's HTML: no script, every value escaped. */
-import type { Api } from './artifacts.ts';
+import type { Api, Operation } from './artifacts.ts';
 
 const escapeHtml = (text: string) =>
   text.replace(
@@ -40,6 +40,36 @@ export interface PortalUser {
 }
 
 const hasBody = (method: string) => method === 'POST' || method === 'PUT' || method === 'PATCH';
+const pretty = (value: unknown) => JSON.stringify(value, null, 2);
+
+interface Schema {
+  type?: string;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+}
+
+/** The request body and the documented answers, as APIM's portal shows an operation. */
+function operationDocs(op: Operation) {
+  const body = Object.entries(op.requestBody?.content ?? {}).map(([type, media]) => {
+    const schema = media.schema as Schema | undefined;
+    const rows = Object.entries(schema?.properties ?? {}).map(
+      ([name, sub]) =>
+        html`<tr><td><code>${name}</code></td><td>${sub.type ?? ''}</td><td>${schema?.required?.includes(name) ? 'yes' : 'no'}</td></tr>`,
+    );
+    return html`<h4>Request body</h4><p><code>${type}</code>, ${op.requestBody?.required ? 'required' : 'optional'}</p>
+${rows.length ? html`<table><thead><tr><th scope="col">Property</th><th scope="col">Type</th><th scope="col">Required</th></tr></thead><tbody>${rows}</tbody></table>` : ''}
+${media.example !== undefined ? html`<p>Example</p><pre>${pretty(media.example)}</pre>` : ''}`;
+  });
+  const answers = op.responses.map(
+    (response) => html`<dt>${response.status}</dt><dd>${response.description}
+${response.headers.length ? html`<p>Headers: ${response.headers.join(', ')}</p>` : ''}
+${Object.entries(op.examples[response.status] ?? {}).map(([type, example]) =>
+  example === undefined ? html`` : html`<p><code>${type}</code></p><pre>${pretty(example)}</pre>`,
+)}</dd>`,
+  );
+  return html`${body}${answers.length ? html`<h4>Responses</h4><dl>${answers}</dl>` : ''}`;
+}
 
 /** The APIs and their operations; for a signed-in user, the key and a Try it form per operation. */
 export function indexPage(apis: Api[], gatewayUrl: string, user: PortalUser | undefined) {
@@ -56,6 +86,7 @@ or query parameter <code>${api.keyQuery}</code>${api.authorizationServer ? html`
 ${api.operations.map(
   (op) => html`<div class="operation" id="op-${api.name}-${op.name}"><h3>${op.displayName}</h3>
 <p><code>${op.method} /${api.path}${op.urlTemplate}</code></p><p>${op.description}</p>
+${operationDocs(op)}
 ${
   user
     ? html`<form method="post" action="try"><input type="hidden" name="_csrf" value="${user.csrf}">

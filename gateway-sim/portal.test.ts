@@ -47,6 +47,38 @@ async function signedIn(): Promise<{ browser: FormClient; page: Hop }> {
 
 const csrfOf = (page: Hop) => /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
 
+/** The text a reader sees of one operation's part of the page (tags dropped, entities decoded). */
+function operationText(html: string, id: string) {
+  const start = html.indexOf(`<div class="operation" id="${id}">`);
+  const part = html.slice(start, html.indexOf('</div>', start));
+  const entities: Record<string, string> = {
+    '&amp;': '&',
+    '&lt;': '<',
+    '&gt;': '>',
+    '&quot;': '"',
+    '&#39;': "'",
+  };
+  return (
+    part
+      // Inline markup adds no space; blocks and cells do.
+      .replace(/<\/?(code|strong)>/g, '')
+      .replace(/<[^>]+>/g, ' ')
+      .replace(/&[#\w]+;/g, (e) => entities[e] ?? e)
+      .replace(/\s+/g, ' ')
+  );
+}
+const document = (name: string) =>
+  JSON.parse(readFileSync(new URL(`../openapi/${name}.json`, import.meta.url), 'utf8')) as {
+    paths: Record<string, Record<string, OpenApiOperation>>;
+  };
+interface OpenApiOperation {
+  operationId: string;
+  requestBody?: {
+    content: Record<string, { schema: { properties: Record<string, { type: string }>; required: string[] } }>;
+  };
+  responses: Record<string, { description: string; content?: Record<string, { example?: unknown }> }>;
+}
+
 describe('the developer portal', () => {
   it('lists both APIs and their operations from the OpenAPI documents, offering sign-in', async () => {
     const bare = await fetch(portal, { redirect: 'manual' });
@@ -71,6 +103,34 @@ describe('the developer portal', () => {
       expect(html).toContain(text);
     expect(html).not.toContain(stack.description.subscriptionKey);
     expect(html).not.toContain('Try it');
+  });
+
+  it("shows each operation's request body (properties, which are required) and every documented response with its text and example", async () => {
+    const html = await (await fetch(`${portal}/`)).text();
+    const apis = { 'gateway-functions': 'task-manager-functions-api', 'gateway-web': 'task-manager-web-api' };
+    let checked = 0;
+    for (const [file, api] of Object.entries(apis))
+      for (const methods of Object.values(document(file).paths))
+        for (const operation of Object.values(methods)) {
+          const text = operationText(html, `op-${api}-${operation.operationId}`);
+          for (const [status, response] of Object.entries(operation.responses)) {
+            expect(text).toContain(`${status} ${response.description.replace(/\s+/g, ' ')}`);
+            for (const [type, media] of Object.entries(response.content ?? {}))
+              if (media.example !== undefined)
+                expect(text).toContain(
+                  `${type} ${JSON.stringify(media.example, null, 2).replace(/\s+/g, ' ')}`,
+                );
+            checked++;
+          }
+          for (const [type, media] of Object.entries(operation.requestBody?.content ?? {})) {
+            expect(text).toContain(`Request body ${type}, required`);
+            for (const [property, schema] of Object.entries(media.schema.properties))
+              expect(text).toContain(
+                `${property} ${schema.type} ${media.schema.required.includes(property) ? 'yes' : 'no'}`,
+              );
+          }
+        }
+    expect(checked).toBe(15);
   });
 
   it('sends the visitor to the provider: authorization code with PKCE, the registered redirect URI', async () => {

@@ -74,14 +74,24 @@ export const authorizationServerFile = z.object({
   }),
 });
 
+/** A media type of a request or an answer: its schema (shown by the portal) and example. */
+const media = z.record(
+  z.string(),
+  z.object({ schema: z.unknown().optional(), example: z.unknown().optional() }),
+);
 const operation = z.object({
   operationId: z.string().min(1),
   summary: z.string().optional(),
   description: z.string().optional(),
+  requestBody: z.object({ required: z.boolean().optional(), content: media.optional() }).optional(),
   responses: z
     .record(
       z.string(),
-      z.object({ content: z.record(z.string(), z.object({ example: z.unknown().optional() })).optional() }),
+      z.object({
+        description: z.string().optional(),
+        headers: z.record(z.string(), z.unknown()).optional(),
+        content: media.optional(),
+      }),
     )
     .default({}),
 });
@@ -89,6 +99,7 @@ export const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patc
 
 export const openApiDocument = z.object({
   openapi: z.string().regex(/^3\./, 'must be an OpenAPI 3 document'),
+  components: z.object({ schemas: z.record(z.string(), z.unknown()).optional() }).optional(),
   paths: z.record(
     z.string().startsWith('/'),
     z.object(Object.fromEntries(METHODS.map((m) => [m, operation.optional()]))),
