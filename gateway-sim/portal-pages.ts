@@ -49,6 +49,19 @@ interface Schema {
   items?: Schema;
 }
 
+/** A value of the schema's shape, as APIM's portal fills Try it's body when the document has no example. */
+function sampleOf(schema: Schema | undefined): unknown {
+  if (schema?.properties)
+    return Object.fromEntries(Object.entries(schema.properties).map(([name, sub]) => [name, sampleOf(sub)]));
+  const samples: Record<string, unknown> = { string: 'string', integer: 0, number: 0, boolean: true };
+  if (schema?.type === 'array') return [sampleOf(schema.items)];
+  return samples[schema?.type ?? ''] ?? null;
+}
+
+/** The JSON media type of the request body, if any: Try it sends JSON. */
+const jsonBody = (op: Operation) =>
+  Object.entries(op.requestBody?.content ?? {}).find(([type]) => /[/+]json\b/.test(type))?.[1];
+
 /** The request body and the documented answers, as APIM's portal shows an operation. */
 function operationDocs(op: Operation) {
   const body = Object.entries(op.requestBody?.content ?? {}).map(([type, media]) => {
@@ -91,7 +104,7 @@ ${
   user
     ? html`<form method="post" action="try"><input type="hidden" name="_csrf" value="${user.csrf}">
 <input type="hidden" name="operation" value="${api.name}/${op.name}">
-${hasBody(op.method) ? html`<label>Body<br><textarea name="body" rows="4" cols="60">{}</textarea></label><br>` : ''}
+${hasBody(op.method) ? html`<label>Body<br><textarea name="body" rows="6" cols="60">${pretty(jsonBody(op)?.example ?? sampleOf(jsonBody(op)?.schema as Schema | undefined) ?? {})}</textarea></label><br>` : ''}
 <button type="submit">Try it</button></form>`
     : ''
 }</div>`,

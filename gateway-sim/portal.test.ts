@@ -191,6 +191,26 @@ describe('the developer portal', () => {
     expect(lines).not.toMatch(/eyJ[\w-]+\.eyJ/);
   });
 
+  it("Try it's body starts as a sample of the request body's schema, as APIM's portal fills it", async () => {
+    const { page } = await signedIn();
+    const bodyOf = (id: string) => {
+      const part = page.body.slice(page.body.indexOf(`id="${id}"`));
+      return JSON.parse(
+        (/<textarea[^>]*>([^<]*)<\/textarea>/.exec(part)?.[1] ?? '').replaceAll('&quot;', '"'),
+      );
+    };
+    expect(bodyOf('op-task-manager-functions-api-ManageTask')).toEqual({
+      Title: 'string',
+      Description: 'string',
+      DueDate: 'string',
+    });
+    expect(bodyOf('op-task-manager-web-api-create-task')).toEqual({
+      title: 'string',
+      description: 'string',
+      dueDate: 'string',
+    });
+  });
+
   it("Try it shows the answer's headers: a 429 after the API's five calls a minute, with its Retry-After", async () => {
     const { browser, page } = await signedIn();
     const form = {
