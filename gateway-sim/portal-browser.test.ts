@@ -91,12 +91,13 @@ it('a person signs in, sees the subscription key, and tries managetask and the w
   await page.screenshot({ path: `${screenshots}try-get-tasks.png`, fullPage: true });
 });
 
-it('two tabs sent to sign in at once: the user signs in in one, then in the other; both are signed in', async () => {
+it("two tabs sent to sign in at once: the user signs in in one, then in the other; both are signed in, and the first tab's page still works", async () => {
   const portal = stack.description.endpoints.gateway?.portalUrl as string;
   const alice = stack.description.testUsers?.find((user) => user.userPrincipalName.startsWith('alice'));
   if (!alice) throw new Error('no alice');
   const context = await browser.newContext();
-  const tabs = [await context.newPage(), await context.newPage()];
+  const [first, second] = [await context.newPage(), await context.newPage()];
+  const tabs = [first, second];
   // Both are sent to the provider before either signs in: each is a sign-in of its own.
   for (const tab of tabs) {
     await tab.goto(`${portal}/`);
@@ -113,5 +114,12 @@ it('two tabs sent to sign in at once: the user signs in in one, then in the othe
     expect(tab.url()).toBe(`${portal}/`);
     expect(await tab.locator('#user strong').textContent()).toBe(alice.displayName);
   }
+  // The first tab's page, shown before the second sign-in, still works: the same user keeps one session.
+  const getTasks = first.locator('#op-task-manager-web-api-get-tasks');
+  await Promise.all([
+    first.waitForURL(`${portal}/try`),
+    getTasks.getByRole('button', { name: 'Try it' }).click(),
+  ]);
+  expect(await first.locator('#status').textContent()).toBe('200');
   await context.close();
 });

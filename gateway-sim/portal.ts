@@ -230,6 +230,9 @@ export function createPortal(deps: {
       return refuse(`the code was not redeemed: ${errorCode ?? message}`);
     }
     if (!account) return refuse('the provider named no account');
+    // The same user signing in again (another tab) keeps their session: pages already shown keep their form token.
+    const current = sessionOf(req);
+    if (current?.session.account === account.homeAccountId) return redirect(res, `${portalUrl}/`, clear);
     // Abandoned sessions are dropped as new ones start, so the map stays bounded by 8 h of sign-ins.
     for (const [old, session] of sessions) if (session.expires <= Date.now()) sessions.delete(old);
     const id = randomBytes(32).toString('base64url');
