@@ -13,7 +13,7 @@ import { startEmulator, testContext, testDataDir } from '../emulators/core/testi
 import { FormClient } from '../emulators/identity/form-client.ts';
 import identity from '../emulators/identity/index.ts';
 import { assignPorts } from '../emulators/stack/ports.ts';
-import { PORTAL_PATH, PROVIDER_UNAVAILABLE } from './portal.ts';
+import { PORTAL_PATH, PROVIDER_UNAVAILABLE, SIGN_IN_REQUIRED } from './portal.ts';
 import { editArtifact, startBackend, startGateway, type TestGateway } from './testing.ts';
 
 const data = testDataDir();
@@ -129,6 +129,36 @@ it('a session ends after 8 hours even if its cookie is kept', async () => {
     expect(after.body).not.toContain('id="subscription-key"');
   } finally {
     later.mockRestore();
+  }
+});
+
+it('a refresh token the provider no longer honours ends the session: Try it asks to sign in again', async () => {
+  const { browser, page } = await signIn();
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
+  // The provider restarts with an empty memory: the grant behind the user's refresh token is gone.
+  const authority = new URL(provider.endpoints.authority as string);
+  await provider.stop();
+  provider = await startEmulator(
+    identity,
+    {
+      port: Number(authority.port),
+      redirectUris: { developerPortal: [`${gw.url}${PORTAL_PATH}/signin-aad`] },
+    },
+    context,
+  );
+  // Two hours on: the access token has expired (one hour), the session (eight) has not. MSAL reads the
+  // time through `new Date()`, so the whole Date is moved, timers left alone.
+  vi.useFakeTimers({ toFake: ['Date'] });
+  vi.setSystemTime(Date.now() + 2 * 3600 * 1000);
+  try {
+    const tried = await browser.request(`${gw.url}${PORTAL_PATH}/try`, {
+      form: { _csrf: csrf, operation: 'task-manager-functions-api/ManageTask', body: '{"Title":"t"}' },
+    });
+    expect(tried.status).toBe(401);
+    expect(tried.body).toContain(`<p role="alert">${SIGN_IN_REQUIRED}</p>`);
+    expect((await browser.request(`${gw.url}${PORTAL_PATH}/`)).body).toContain('id="sign-in"');
+  } finally {
+    vi.useRealTimers();
   }
 });
 

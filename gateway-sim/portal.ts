@@ -8,7 +8,13 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type AccountInfo, ConfidentialClientApplication, CryptoProvider, LogLevel } from '@azure/msal-node';
+import {
+  type AccountInfo,
+  ConfidentialClientApplication,
+  CryptoProvider,
+  InteractionRequiredAuthError,
+  LogLevel,
+} from '@azure/msal-node';
 import type { SharedSecrets } from '../emulators/core/secrets.ts';
 import type { GatewayConfig } from './artifacts.ts';
 import { cookieSigner } from './portal-cookies.ts';
@@ -261,12 +267,15 @@ export function createPortal(deps: {
     return { ...signedIn, form };
   }
 
+  async function endSession(id: string, account: AccountInfo | null) {
+    if (account) await msal.getTokenCache().removeAccount(account);
+    sessions.delete(id);
+  }
+
   async function signOut(req: IncomingMessage, res: ServerResponse) {
     const checked = await checkedForm(req, res);
     if (!checked) return;
-    const account = await accountOf(checked.session);
-    if (account) await msal.getTokenCache().removeAccount(account);
-    sessions.delete(checked.id);
+    await endSession(checked.id, await accountOf(checked.session));
     const logout = new URL(`${options.authority}/oauth2/v2.0/logout`);
     logout.searchParams.set('post_logout_redirect_uri', `${portalUrl}/`);
     logout.searchParams.set('client_id', options.clientId);
@@ -296,7 +305,14 @@ export function createPortal(deps: {
       } catch (failure) {
         const { errorCode, message } = failure as { errorCode?: string; message: string };
         log(`portal: no token for ${api.authorizationServer}: ${errorCode ?? message}`);
-        return page(res, 502, messagePage('Try it', PROVIDER_UNAVAILABLE));
+        // The provider refusing the refresh token (revoked, expired, unknown: Entra's invalid_grant) is no
+        // outage: only a new sign-in helps.
+        const refused = failure instanceof InteractionRequiredAuthError || errorCode === 'invalid_grant';
+        if (!refused) return page(res, 502, messagePage('Try it', PROVIDER_UNAVAILABLE));
+        await endSession(checked.id, account);
+        return page(res, 401, messagePage('Sign in', SIGN_IN_REQUIRED), {
+          'set-cookie': cookies.set(SESSION_COOKIE, '', 0),
+        });
       }
     }
     const body = checked.form.get('body');
