@@ -142,8 +142,10 @@ export function resultPage(result: TryResult) {
   );
 }
 
-export const messagePage = (title: string, message: string) =>
-  layout(
-    title,
-    html`<h1>${title}</h1><p role="alert">${message}</p><p><a href="./">Back to the APIs</a></p>`,
-  );
+/** A one-line answer, with the way on (back to the APIs unless said). */
+export const messagePage = (title: string, message: string, next = html`<a href="./">Back to the APIs</a>`) =>
+  layout(title, html`<h1>${title}</h1><p role="alert">${message}</p><p>${next}</p>`);
+
+/** A refusal for want of a session, with the way on: sign in. */
+export const signInPage = (message: string) =>
+  messagePage('Sign in', message, html`<a id="sign-in" href="signin">Sign in</a>`);

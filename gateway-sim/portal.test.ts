@@ -275,6 +275,9 @@ describe('the developer portal', () => {
 
     const none = await new FormClient().request(`${portal}/try`, { form: { ...form, _csrf: csrfOf(page) } });
     expect(none.status).toBe(401);
+    // The way on is offered: sign in (relative to /developer/try, so /developer/signin).
+    for (const answer of [tampered, none])
+      expect(answer.body).toContain('<a id="sign-in" href="signin">Sign in</a>');
   });
 
   it('refuses a form over 1 MiB with 413, and a form that is not url-encoded with 400, sending nothing', async () => {

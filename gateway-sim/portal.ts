@@ -18,7 +18,7 @@ import {
 import type { SharedSecrets } from '../emulators/core/secrets.ts';
 import type { GatewayConfig } from './artifacts.ts';
 import { cookieSigner } from './portal-cookies.ts';
-import { indexPage, messagePage, resultPage } from './portal-pages.ts';
+import { indexPage, messagePage, resultPage, signInPage } from './portal-pages.ts';
 import { subscriptionKeys } from './subscriptions.ts';
 
 export const PORTAL_PATH = '/developer';
@@ -255,7 +255,7 @@ export function createPortal(deps: {
     const signedIn = sessionOf(req);
     if (!signedIn) {
       req.resume();
-      page(res, 401, messagePage('Sign in', SIGN_IN_REQUIRED));
+      page(res, 401, signInPage(SIGN_IN_REQUIRED));
       return undefined;
     }
     const form = await readForm(req);
@@ -292,7 +292,7 @@ export function createPortal(deps: {
     const all = allApisKey();
     if (!api || !operation || !all) return page(res, 404, messagePage('Try it', 'No such operation.'));
     const account = await accountOf(checked.session);
-    if (!account) return page(res, 401, messagePage('Sign in', SIGN_IN_REQUIRED));
+    if (!account) return page(res, 401, signInPage(SIGN_IN_REQUIRED));
     const headers: Record<string, string> = { [api.keyHeader]: all.key };
     // What the page shows of the request: the same headers with the secrets masked.
     const shown: [string, string][] = [[api.keyHeader, '(your subscription key)']];
@@ -310,7 +310,7 @@ export function createPortal(deps: {
         const refused = failure instanceof InteractionRequiredAuthError || errorCode === 'invalid_grant';
         if (!refused) return page(res, 502, messagePage('Try it', PROVIDER_UNAVAILABLE));
         await endSession(checked.id, account);
-        return page(res, 401, messagePage('Sign in', SIGN_IN_REQUIRED), {
+        return page(res, 401, signInPage(SIGN_IN_REQUIRED), {
           'set-cookie': cookies.set(SESSION_COOKIE, '', 0),
         });
       }
