@@ -46,8 +46,27 @@ it('a person signs in, sees the subscription key, and tries managetask and the w
   await page.fill('#password', alice.password);
   await Promise.all([page.waitForURL(`${portal}/`), page.click('button[type=submit]')]);
   expect(await page.locator('#user strong').textContent()).toBe(alice.displayName);
-  expect(await page.locator('#subscription-key').textContent()).toBe(stack.description.subscriptionKey);
+  // Both keys, masked until asked for (as APIM's portal shows them); a summary opens with the keyboard.
+  const subscriptions = (await stack.action('gateway', 'subscriptions')) as {
+    scope: string;
+    primaryKey: string;
+    secondaryKey: string;
+  }[];
+  const all = subscriptions.find((subscription) => subscription.scope === '/apis');
+  expect(all?.primaryKey).toBe(stack.description.subscriptionKey);
   await page.screenshot({ path: `${screenshots}signed-in.png`, fullPage: true });
+  for (const [slot, key] of [
+    ['primary', all?.primaryKey],
+    ['secondary', all?.secondaryKey],
+  ]) {
+    const shown = page.locator(`#${slot}-key`);
+    expect(await shown.isVisible()).toBe(false);
+    await page.getByText(`Show ${slot} key`).focus();
+    await page.keyboard.press('Enter');
+    expect(await shown.isVisible()).toBe(true);
+    expect(await shown.textContent()).toBe(key);
+  }
+  await page.screenshot({ path: `${screenshots}keys-shown.png`, fullPage: true });
 
   const manageTask = page.locator('#op-task-manager-functions-api-ManageTask');
   await manageTask.locator('textarea[name=body]').fill('{"Title":"from the portal","Description":"tried"}');

@@ -34,7 +34,8 @@ pre{white-space:pre-wrap;padding:1em}section{border-top:1px solid #ccc;margin-to
 export interface PortalUser {
   name: string;
   userName: string;
-  subscriptionKey: string;
+  primaryKey: string;
+  secondaryKey: string;
   subscriptionName: string;
   csrf: string;
 }
@@ -90,7 +91,12 @@ export function indexPage(apis: Api[], gatewayUrl: string, user: PortalUser | un
     ? html`<p id="user">Signed in as <strong>${user.name}</strong> (${user.userName})</p>
 <form method="post" action="signout"><input type="hidden" name="_csrf" value="${user.csrf}">
 <button id="sign-out" type="submit">Sign out</button></form>
-<h2>Your subscription</h2><p>${user.subscriptionName}: primary key <code id="subscription-key">${user.subscriptionKey}</code></p>`
+<h2>Your subscription</h2><p>${user.subscriptionName}</p>
+<dl>${(['primary', 'secondary'] as const).map(
+        // Masked until asked for, as APIM's portal shows keys: out of screenshots and shoulder views.
+        (slot) => html`<dt>${slot === 'primary' ? 'Primary' : 'Secondary'} key</dt>
+<dd><details><summary>Show ${slot} key</summary><code id="${slot}-key">${user[`${slot}Key`]}</code></details></dd>`,
+      )}</dl>`
     : html`<p><a id="sign-in" href="signin">Sign in</a> to see your subscription key and try the APIs.</p>`;
   const sections = apis.map(
     (api) => html`<section class="api" id="api-${api.name}"><h2>${api.displayName}</h2>

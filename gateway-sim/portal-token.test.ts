@@ -120,13 +120,13 @@ it('answers 502 with a clear page when the identity provider cannot be reached, 
 
 it('a session ends after 8 hours even if its cookie is kept', async () => {
   const { browser, page } = await signIn();
-  expect(page.body).toContain('id="subscription-key"');
+  expect(page.body).toContain('id="primary-key"');
   const now = Date.now();
   const later = vi.spyOn(Date, 'now').mockReturnValue(now + 8 * 3600 * 1000 + 1);
   try {
     const after = await browser.request(`${gw.url}${PORTAL_PATH}/`);
     expect(after.body).toContain('id="sign-in"');
-    expect(after.body).not.toContain('id="subscription-key"');
+    expect(after.body).not.toContain('id="primary-key"');
   } finally {
     later.mockRestore();
   }

@@ -168,7 +168,7 @@ describe('the developer portal', () => {
     const { browser, page } = await signedIn();
     expect(page.status).toBe(200);
     expect(page.body).toContain('Signed in as <strong>Alice Tester</strong>');
-    expect(page.body).toContain(`<code id="subscription-key">${stack.description.subscriptionKey}</code>`);
+    expect(page.body).toContain(`<code id="primary-key">${stack.description.subscriptionKey}</code>`);
     // Only identity and the gateway run: the function app's port is not served, so the gateway's answer
     // is its own (500; whatever it is, it is shown) — a real call through the gateway, with the key.
     const tried = await browser.request(`${portal}/try`, {

@@ -161,7 +161,7 @@ export function createPortal(deps: {
 
   const allApisKey = () => {
     const subscription = deps.config().subscriptions.find((s) => s.scope === '/apis');
-    return subscription && { subscription, key: subscriptionKeys(subscription, deps.secrets).primaryKey };
+    return subscription && { subscription, ...subscriptionKeys(subscription, deps.secrets) };
   };
 
   async function index(req: IncomingMessage, res: ServerResponse) {
@@ -173,7 +173,8 @@ export function createPortal(deps: {
         ? {
             name: account.name ?? account.username,
             userName: account.username,
-            subscriptionKey: all.key,
+            primaryKey: all.primaryKey,
+            secondaryKey: all.secondaryKey,
             subscriptionName: all.subscription.displayName,
             csrf: signedIn.session.csrf,
           }
@@ -293,7 +294,7 @@ export function createPortal(deps: {
     if (!api || !operation || !all) return page(res, 404, messagePage('Try it', 'No such operation.'));
     const account = await accountOf(checked.session);
     if (!account) return page(res, 401, signInPage(SIGN_IN_REQUIRED));
-    const headers: Record<string, string> = { [api.keyHeader]: all.key };
+    const headers: Record<string, string> = { [api.keyHeader]: all.primaryKey };
     // What the page shows of the request: the same headers with the secrets masked.
     const shown: [string, string][] = [[api.keyHeader, '(your subscription key)']];
     const server = api.authorizationServer && config.authorizationServers[api.authorizationServer];
