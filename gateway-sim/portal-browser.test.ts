@@ -68,6 +68,12 @@ it('a person signs in, sees the subscription key, and tries managetask and the w
   }
   await page.screenshot({ path: `${screenshots}keys-shown.png`, fullPage: true });
 
+  // Each Try it button and body has a name of its own, for a screen reader's list of controls.
+  for (const operation of ['ManageTask', 'Get Tasks', 'Create Task'])
+    expect(await page.getByRole('button', { name: `Try it: ${operation}`, exact: true }).count()).toBe(1);
+  for (const operation of ['ManageTask', 'Create Task'])
+    expect(await page.getByRole('textbox', { name: `Body of ${operation}`, exact: true }).count()).toBe(1);
+
   const manageTask = page.locator('#op-task-manager-functions-api-ManageTask');
   await manageTask.locator('textarea[name=body]').fill('{"Title":"from the portal","Description":"tried"}');
   await Promise.all([

@@ -85,7 +85,11 @@ ${Object.entries(op.examples[response.status] ?? {}).map(([type, example]) =>
   return html`${body}${answers.length ? html`<h4>Responses</h4><dl>${answers}</dl>` : ''}`;
 }
 
-/** The APIs and their operations; for a signed-in user, the key and a Try it form per operation. */
+/**
+ * The APIs and their operations; for a signed-in user, the keys and a Try it form per operation. Each
+ * form's controls are named after the operation (the visible word kept first, WCAG 2.5.3), so a screen
+ * reader's list of controls tells them apart.
+ */
 export function indexPage(apis: Api[], gatewayUrl: string, user: PortalUser | undefined) {
   const account = user
     ? html`<p id="user">Signed in as <strong>${user.name}</strong> (${user.userName})</p>
@@ -110,8 +114,8 @@ ${
   user
     ? html`<form method="post" action="try"><input type="hidden" name="_csrf" value="${user.csrf}">
 <input type="hidden" name="operation" value="${api.name}/${op.name}">
-${hasBody(op.method) ? html`<label>Body<br><textarea name="body" rows="6" cols="60">${pretty(jsonBody(op)?.example ?? sampleOf(jsonBody(op)?.schema as Schema | undefined) ?? {})}</textarea></label><br>` : ''}
-<button type="submit">Try it</button></form>`
+${hasBody(op.method) ? html`<label>Body<br><textarea name="body" rows="6" cols="60" aria-label="Body of ${op.displayName}">${pretty(jsonBody(op)?.example ?? sampleOf(jsonBody(op)?.schema as Schema | undefined) ?? {})}</textarea></label><br>` : ''}
+<button type="submit" aria-label="Try it: ${op.displayName}">Try it</button></form>`
     : ''
 }</div>`,
 )}</section>`,
