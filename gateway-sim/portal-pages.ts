@@ -115,6 +115,7 @@ ${
     ? html`<form method="post" action="try"><input type="hidden" name="_csrf" value="${user.csrf}">
 <input type="hidden" name="operation" value="${api.name}/${op.name}">
 ${hasBody(op.method) ? html`<label>Body<br><textarea name="body" rows="6" cols="60" aria-label="Body of ${op.displayName}">${pretty(jsonBody(op)?.example ?? sampleOf(jsonBody(op)?.schema as Schema | undefined) ?? {})}</textarea></label><br>` : ''}
+<label>Subscription key <select name="key" aria-label="Subscription key for ${op.displayName}"><option value="primary">Primary key</option><option value="secondary">Secondary key</option></select></label><br>
 <button type="submit" aria-label="Try it: ${op.displayName}">Try it</button></form>`
     : ''
 }</div>`,

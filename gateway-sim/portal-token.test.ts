@@ -101,6 +101,27 @@ it("Try it on managetask passes validate-jwt with the user's token for api://<ta
   expect(sent?.headers['ocp-gateway-subscription-key']).toBe(key);
 });
 
+it("Try it sends the key the user chose, primary or secondary, as the console of APIM's portal offers", async () => {
+  const keys = await gw.keys('task-manager-all-apis');
+  const { browser, page } = await signIn();
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
+  expect(page.body).toContain('<option value="secondary">Secondary key</option>');
+  const form = { _csrf: csrf, operation: 'task-manager-web-api/get-tasks' };
+  for (const [slot, key] of [
+    ['primary', keys.primaryKey],
+    ['secondary', keys.secondaryKey],
+  ] as const) {
+    const tried = await browser.request(`${gw.url}${PORTAL_PATH}/try`, { form: { ...form, key: slot } });
+    expect(tried.body).toContain(`Ocp-Gateway-Subscription-Key: (your ${slot} key)`);
+    expect(backend.seen.at(-1)?.headers['ocp-gateway-subscription-key']).toBe(key);
+  }
+  const sent = backend.seen.length;
+  const other = await browser.request(`${gw.url}${PORTAL_PATH}/try`, { form: { ...form, key: 'tertiary' } });
+  expect(other.status).toBe(400);
+  expect(other.body).toContain('<p role="alert">Choose the primary or the secondary key.</p>');
+  expect(backend.seen.length).toBe(sent);
+});
+
 it('answers 502 with a clear page when the identity provider cannot be reached, and keeps serving', async () => {
   const down = await startGateway({
     functionApp: backend.url,

@@ -292,11 +292,15 @@ export function createPortal(deps: {
     const operation = api?.operations.find((candidate) => candidate.name === operationName);
     const all = allApisKey();
     if (!api || !operation || !all) return page(res, 404, messagePage('Try it', 'No such operation.'));
+    // The key the user chose, as the console of APIM's portal offers both.
+    const slot = checked.form.get('key') ?? 'primary';
+    if (slot !== 'primary' && slot !== 'secondary')
+      return page(res, 400, messagePage('Try it', 'Choose the primary or the secondary key.'));
     const account = await accountOf(checked.session);
     if (!account) return page(res, 401, signInPage(SIGN_IN_REQUIRED));
-    const headers: Record<string, string> = { [api.keyHeader]: all.primaryKey };
+    const headers: Record<string, string> = { [api.keyHeader]: all[`${slot}Key`] };
     // What the page shows of the request: the same headers with the secrets masked.
-    const shown: [string, string][] = [[api.keyHeader, '(your subscription key)']];
+    const shown: [string, string][] = [[api.keyHeader, `(your ${slot} key)`]];
     const server = api.authorizationServer && config.authorizationServers[api.authorizationServer];
     if (server) {
       try {
