@@ -125,6 +125,7 @@ ${hasBody(op.method) ? html`<label>Body<br><textarea name="body" rows="6" cols="
 }
 
 export interface TryResult {
+  operation: string;
   method: string;
   url: string;
   /** The headers sent, secrets already masked. */
@@ -144,8 +145,8 @@ export function resultPage(result: TryResult) {
   const sent = [`${result.method} ${result.url}`, headerLines(result.requestHeaders)];
   if (result.requestBody !== undefined) sent.push(`\n${result.requestBody}`);
   return layout(
-    'Try it',
-    html`<h1>Try it</h1><h2>Request</h2>
+    `Try it: ${result.operation}, ${result.status} ${result.statusText}`,
+    html`<h1>Try it: ${result.operation}</h1><h2>Request</h2>
 <pre id="request">${sent.join('\n')}</pre>
 <h2>Response</h2><p>Status <strong id="status">${result.status}</strong> ${result.statusText}</p>
 <pre id="response-headers">${headerLines(result.headers)}</pre>

@@ -223,6 +223,9 @@ describe('the developer portal', () => {
     for (let calls = 1; calls < 6 && !tried.body.includes('id="status">429<'); calls++)
       tried = await browser.request(`${portal}/try`, { form });
     expect(tried.body).toContain('<strong id="status">429</strong> Too Many Requests');
+    // The tab's title names the operation and its answer (two tabs, a screen reader's first words).
+    expect(tried.body).toContain('<title>Try it: ManageTask, 429 Too Many Requests</title>');
+    expect(tried.body).toContain('<h1>Try it: ManageTask</h1>');
     const headers = /<pre id="response-headers">([^<]*)<\/pre>/.exec(tried.body)?.[1] ?? '';
     const retryAfter = /^retry-after: (\d+)$/m.exec(headers)?.[1];
     expect(Number(retryAfter)).toBeGreaterThan(0);

@@ -343,6 +343,7 @@ export function createPortal(deps: {
       res,
       200,
       resultPage({
+        operation: operation.displayName,
         method: operation.method,
         url,
         requestHeaders: shown,
