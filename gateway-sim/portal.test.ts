@@ -230,6 +230,8 @@ describe('the developer portal', () => {
     const retryAfter = /^retry-after: (\d+)$/m.exec(headers)?.[1];
     expect(Number(retryAfter)).toBeGreaterThan(0);
     expect(headers).toMatch(/^content-type: application\/json$/m);
+    // The gateway's answer, not the portal's connection to it: no hop-by-hop header.
+    expect(headers).not.toMatch(/^(connection|keep-alive|transfer-encoding):/m);
     expect(tried.body).toContain(`Rate limit is exceeded. Try again in ${retryAfter} seconds.`);
     // The request as sent, its secrets masked: the headers and the body.
     expect(tried.body).toContain('Content-Type: application/json\n\n{&quot;Title&quot;:&quot;x&quot;}</pre>');

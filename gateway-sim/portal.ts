@@ -17,6 +17,7 @@ import {
 } from '@azure/msal-node';
 import type { SharedSecrets } from '../emulators/core/secrets.ts';
 import type { GatewayConfig } from './artifacts.ts';
+import { endToEnd } from './forward.ts';
 import { cookieSigner } from './portal-cookies.ts';
 import { indexPage, messagePage, resultPage, signInPage } from './portal-pages.ts';
 import { subscriptionKeys } from './subscriptions.ts';
@@ -339,6 +340,8 @@ export function createPortal(deps: {
       log(`portal: Try it ${operation.method} ${url} failed: ${(failure as Error).message}`);
       return page(res, 502, messagePage('Try it', 'The gateway did not answer.'));
     }
+    // The gateway's answer as a client gets it; the portal's own connection to it is not shown.
+    const endToEndHeaders = endToEnd(Object.fromEntries(answer.headers));
     page(
       res,
       200,
@@ -350,7 +353,7 @@ export function createPortal(deps: {
         requestBody: sendsBody ? (body ?? '') : undefined,
         status: answer.status,
         statusText: answer.statusText,
-        headers: [...answer.headers],
+        headers: [...answer.headers].filter(([name]) => name in endToEndHeaders),
         body: await answer.text(),
       }),
     );
