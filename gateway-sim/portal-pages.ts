@@ -110,23 +110,43 @@ ${api.operations.map(
   (op) => html`<div class="operation" id="op-${api.name}-${op.name}"><h3>${op.displayName}</h3>
 <p><code>${op.method} /${api.path}${op.urlTemplate}</code></p><p>${op.description}</p>
 ${operationDocs(op)}
-${
-  user
-    ? html`<form method="post" action="try"><input type="hidden" name="_csrf" value="${user.csrf}">
-<input type="hidden" name="operation" value="${api.name}/${op.name}">
-${hasBody(op.method) ? html`<label>Body<br><textarea name="body" rows="6" cols="60" aria-label="Body of ${op.displayName}">${pretty(jsonBody(op)?.example ?? sampleOf(jsonBody(op)?.schema as Schema | undefined) ?? {})}</textarea></label><br>` : ''}
-<label>Subscription key <select name="key" aria-label="Subscription key for ${op.displayName}"><option value="primary">Primary key</option><option value="secondary">Secondary key</option></select></label><br>
-<button type="submit" aria-label="Try it: ${op.displayName}">Try it</button></form>`
-    : ''
-}</div>`,
+${user ? tryForm(api, op, user.csrf) : ''}</div>`,
 )}</section>`,
   );
   return layout('Developer portal', html`<h1>APIs</h1>${account}${sections}`);
 }
 
+export type KeySlot = 'primary' | 'secondary';
+
+/**
+ * An operation's Try it form: the body (the example, else a sample of the schema, unless `filled`) and
+ * the key to send.
+ */
+function tryForm(
+  api: Api,
+  op: Operation,
+  csrf: string,
+  filled?: { body: string | undefined; slot: KeySlot },
+) {
+  const body =
+    filled?.body ??
+    pretty(jsonBody(op)?.example ?? sampleOf(jsonBody(op)?.schema as Schema | undefined) ?? {});
+  const option = (slot: KeySlot, text: string) =>
+    slot === (filled?.slot ?? 'primary')
+      ? html`<option value="${slot}" selected>${text}</option>`
+      : html`<option value="${slot}">${text}</option>`;
+  return html`<form method="post" action="try"><input type="hidden" name="_csrf" value="${csrf}">
+<input type="hidden" name="operation" value="${api.name}/${op.name}">
+${hasBody(op.method) ? html`<label>Body<br><textarea name="body" rows="6" cols="60" aria-label="Body of ${op.displayName}">${body}</textarea></label><br>` : ''}
+<label>Subscription key <select name="key" aria-label="Subscription key for ${op.displayName}">${option('primary', 'Primary key')}${option('secondary', 'Secondary key')}</select></label><br>
+<button type="submit" aria-label="Try it: ${op.displayName}">Try it</button></form>`;
+}
+
 export interface TryResult {
-  operation: string;
-  method: string;
+  api: Api;
+  operation: Operation;
+  csrf: string;
+  slot: KeySlot;
   url: string;
   /** The headers sent, secrets already masked. */
   requestHeaders: [string, string][];
@@ -142,15 +162,17 @@ const headerLines = (headers: [string, string][]) =>
 
 /** What Try it sent and what came back: status, headers and body, as APIM's portal shows them. */
 export function resultPage(result: TryResult) {
-  const sent = [`${result.method} ${result.url}`, headerLines(result.requestHeaders)];
-  if (result.requestBody !== undefined) sent.push(`\n${result.requestBody}`);
+  const { api, operation, csrf, slot, requestBody } = result;
+  const sent = [`${operation.method} ${result.url}`, headerLines(result.requestHeaders)];
+  if (requestBody !== undefined) sent.push(`\n${requestBody}`);
   return layout(
-    `Try it: ${result.operation}, ${result.status} ${result.statusText}`,
-    html`<h1>Try it: ${result.operation}</h1><h2>Request</h2>
+    `Try it: ${operation.displayName}, ${result.status} ${result.statusText}`,
+    html`<h1>Try it: ${operation.displayName}</h1><h2>Request</h2>
 <pre id="request">${sent.join('\n')}</pre>
 <h2>Response</h2><p>Status <strong id="status">${result.status}</strong> ${result.statusText}</p>
 <pre id="response-headers">${headerLines(result.headers)}</pre>
-<pre id="response">${result.body}</pre><p><a href="./">Back to the APIs</a></p>`,
+<pre id="response">${result.body}</pre>
+<h2>Try again</h2>${tryForm(api, operation, csrf, { body: requestBody, slot })}<p><a href="./">Back to the APIs</a></p>`,
   );
 }
 

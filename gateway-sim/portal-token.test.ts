@@ -114,6 +114,8 @@ it("Try it sends the key the user chose, primary or secondary, as the console of
     const tried = await browser.request(`${gw.url}${PORTAL_PATH}/try`, { form: { ...form, key: slot } });
     expect(tried.body).toContain(`Ocp-Gateway-Subscription-Key: (your ${slot} key)`);
     expect(backend.seen.at(-1)?.headers['ocp-gateway-subscription-key']).toBe(key);
+    // The console keeps the choice for the next call.
+    expect(tried.body).toContain(`<option value="${slot}" selected>`);
   }
   const sent = backend.seen.length;
   const other = await browser.request(`${gw.url}${PORTAL_PATH}/try`, { form: { ...form, key: 'tertiary' } });

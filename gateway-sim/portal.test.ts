@@ -226,6 +226,10 @@ describe('the developer portal', () => {
     // The tab's title names the operation and its answer (two tabs, a screen reader's first words).
     expect(tried.body).toContain('<title>Try it: ManageTask, 429 Too Many Requests</title>');
     expect(tried.body).toContain('<h1>Try it: ManageTask</h1>');
+    // The console stays: the same form, filled as sent, to send again.
+    expect(tried.body).toMatch(/<textarea name="body"[^>]*>\{&quot;Title&quot;:&quot;x&quot;\}<\/textarea>/);
+    expect(tried.body).toContain('aria-label="Try it: ManageTask">Try it</button>');
+    expect(tried.body).toContain(`name="_csrf" value="${csrfOf(page)}"`);
     const headers = /<pre id="response-headers">([^<]*)<\/pre>/.exec(tried.body)?.[1] ?? '';
     const retryAfter = /^retry-after: (\d+)$/m.exec(headers)?.[1];
     expect(Number(retryAfter)).toBeGreaterThan(0);

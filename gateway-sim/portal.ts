@@ -346,8 +346,10 @@ export function createPortal(deps: {
       res,
       200,
       resultPage({
-        operation: operation.displayName,
-        method: operation.method,
+        api,
+        operation,
+        csrf: checked.session.csrf,
+        slot,
         url,
         requestHeaders: shown,
         requestBody: sendsBody ? (body ?? '') : undefined,
