@@ -185,6 +185,26 @@ it('a refresh token the provider no longer honours ends the session: Try it asks
   }
 });
 
+it("Sign out on a page whose session has expired still ends the provider's session", async () => {
+  const { browser, page } = await signIn();
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
+  // The tab was left open past the session's eight hours: the provider's own session may still be on.
+  vi.useFakeTimers({ toFake: ['Date'] });
+  vi.setSystemTime(Date.now() + 8 * 3600 * 1000 + 1000);
+  try {
+    const out = await browser.request(`${gw.url}${PORTAL_PATH}/signout`, { form: { _csrf: csrf } });
+    expect(out.status).toBe(303);
+    const logout = new URL(out.location ?? '');
+    expect(`${logout.origin}${logout.pathname}`).toBe(
+      `${provider.endpoints.authority}/${context.secrets.tenantId}/oauth2/v2.0/logout`,
+    );
+    expect(logout.searchParams.get('post_logout_redirect_uri')).toBe(`${gw.url}${PORTAL_PATH}/`);
+    expect(browser.cookies.has('portal.session')).toBe(false);
+  } finally {
+    vi.useRealTimers();
+  }
+});
+
 it('HEAD on the portal answers as GET, without a body', async () => {
   for (const path of [`${PORTAL_PATH}/`, PORTAL_PATH]) {
     const get = await fetch(`${gw.url}${path}`, { redirect: 'manual' });

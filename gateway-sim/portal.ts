@@ -275,12 +275,18 @@ export function createPortal(deps: {
   }
 
   async function signOut(req: IncomingMessage, res: ServerResponse) {
-    const checked = await checkedForm(req, res);
-    if (!checked) return;
-    await endSession(checked.id, await accountOf(checked.session));
     const logout = new URL(`${options.authority}/oauth2/v2.0/logout`);
     logout.searchParams.set('post_logout_redirect_uri', `${portalUrl}/`);
     logout.searchParams.set('client_id', options.clientId);
+    // No session here (expired, or a restarted gateway), but the provider's may still be on: the browser
+    // goes there all the same, and the provider asks the user to confirm, so a forged form does no harm.
+    if (!sessionOf(req)) {
+      req.resume();
+      return redirect(res, logout.href, cookies.set(SESSION_COOKIE, '', 0));
+    }
+    const checked = await checkedForm(req, res);
+    if (!checked) return;
+    await endSession(checked.id, await accountOf(checked.session));
     redirect(res, logout.href, cookies.set(SESSION_COOKIE, '', 0));
   }
 
