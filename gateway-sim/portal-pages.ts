@@ -109,8 +109,8 @@ or query parameter <code>${api.keyQuery}</code>${api.authorizationServer ? html`
 ${api.operations.map(
   (op) => html`<div class="operation" id="op-${api.name}-${op.name}"><h3>${op.displayName}</h3>
 <p><code>${op.method} /${api.path}${op.urlTemplate}</code></p><p>${op.description}</p>
-${operationDocs(op)}
-${user ? tryForm(api, op, user.csrf) : ''}</div>`,
+${user ? tryForm(api, op, user.csrf) : ''}
+${operationDocs(op)}</div>`,
 )}</section>`,
   );
   return layout('Developer portal', html`<h1>APIs</h1>${account}${sections}`);

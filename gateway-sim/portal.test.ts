@@ -169,6 +169,13 @@ describe('the developer portal', () => {
     expect(page.status).toBe(200);
     expect(page.body).toContain('Signed in as <strong>Alice Tester</strong>');
     expect(page.body).toContain(`<code id="primary-key">${stack.description.subscriptionKey}</code>`);
+    // Each operation's Try it comes before its documentation, as APIM's portal puts it at the top: no
+    // scrolling past every response to reach it.
+    const manageTask = page.body.slice(page.body.indexOf('id="op-task-manager-functions-api-ManageTask"'));
+    expect(manageTask.indexOf('aria-label="Try it: ManageTask"')).toBeGreaterThan(0);
+    expect(manageTask.indexOf('aria-label="Try it: ManageTask"')).toBeLessThan(
+      manageTask.indexOf('<h4>Request body</h4>'),
+    );
     // Only identity and the gateway run: the function app's port is not served, so the gateway's answer
     // is its own (500; whatever it is, it is shown) — a real call through the gateway, with the key.
     const tried = await browser.request(`${portal}/try`, {
