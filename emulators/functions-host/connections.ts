@@ -104,11 +104,14 @@ export function cosmosClient(settings: Settings, name: string): Promise<CosmosCl
   return client;
 }
 
-/** Resolves `%SettingName%` in a binding property, as the host does for every binding attribute. */
+/**
+ * Resolves `%SettingName%` in a binding property, as the host does for every binding attribute, with
+ * WebJobs' words (NameResolverExtensions.ResolveWholeString) for a setting that is not set.
+ */
 export function resolveSettingReferences(value: string, settings: Settings): string {
   return value.replace(/%([^%]+)%/g, (_, name: string) => {
     const resolved = settings[name];
-    if (resolved === undefined) throw new Error(`app setting ${name} (referenced as %${name}%) is not set`);
+    if (resolved === undefined) throw new Error(`'%${name}%' does not resolve to a value.`);
     return resolved;
   });
 }

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { hostname } from 'node:os';
 import type { StackClock } from '../core/clock.ts';
 import type { HostConfig } from './config.ts';
-import type { Settings } from './connections.ts';
+import { resolveSettingReferences, type Settings } from './connections.ts';
 import type { AppRegistry, BindingInfo, RegisteredFunction } from './core-api.ts';
 import type { Invoker, TriggerInput } from './invoke.ts';
 import type { KeyManager } from './keys.ts';
@@ -50,6 +50,18 @@ export interface TriggerKind {
     name: string;
     serve(host: Host, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void>;
   };
+  /** What the kind's extension checks as it indexes the function (throws an `IndexingError`). */
+  index?(settings: Settings, trigger: TriggerBinding): void;
+}
+
+/** An error the runtime raises as it indexes a function, with the assembly its log names as source. */
+export class IndexingError extends Error {
+  constructor(
+    message: string,
+    readonly source = 'Microsoft.Azure.WebJobs.Host',
+  ) {
+    super(message);
+  }
 }
 
 export interface TriggerBinding extends BindingInfo {
@@ -137,6 +149,37 @@ export function functionErrors(functions: Iterable<RegisteredFunction>): Map<str
       continue;
     }
     http.push([fn.name, trigger]);
+  }
+  return errors;
+}
+
+/**
+ * The functions whose trigger the runtime cannot index (WebJobs' FunctionIndexer; ScriptHost then lists
+ * them in error), each with the runtime's flattened message: a `%name%` whose app setting is not set, or
+ * what the trigger's extension refuses (a timer schedule that is neither NCRONTAB nor a TimeSpan). Their
+ * listener never starts, and they are not retried.
+ */
+export function indexingErrors(
+  functions: Iterable<RegisteredFunction>,
+  kinds: Map<string, TriggerKind>,
+  settings: Settings,
+): Map<string, string> {
+  const errors = new Map<string, string>();
+  for (const fn of functions) {
+    const trigger = triggerOf(fn);
+    if (trigger.type.toLowerCase() === 'httptrigger') continue;
+    try {
+      for (const value of Object.values(trigger))
+        if (typeof value === 'string') resolveSettingReferences(value, settings);
+      kinds.get(trigger.type.toLowerCase())?.index?.(settings, trigger);
+    } catch (error) {
+      const source = error instanceof IndexingError ? error.source : 'Microsoft.Azure.WebJobs.Host';
+      const message = (error as Error).message.replace(/([^.])$/, '$1.');
+      errors.set(
+        fn.name,
+        `Microsoft.Azure.WebJobs.Host: Error indexing method 'Functions.${fn.name}'. ${source}: ${message}`,
+      );
+    }
   }
   return errors;
 }

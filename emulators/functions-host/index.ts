@@ -14,7 +14,15 @@ import { outputWriter, unsupportedBindings } from './bindings/outputs.ts';
 import { loadHostConfig, resolveAppSettings } from './config.ts';
 import { blobService, connectionSetting } from './connections.ts';
 import { AppRegistry, installCoreApi, type LogLevel } from './core-api.ts';
-import { defaultHostId, functionErrors, type Host, isDisabled, type Listener, triggerOf } from './host.ts';
+import {
+  defaultHostId,
+  functionErrors,
+  type Host,
+  indexingErrors,
+  isDisabled,
+  type Listener,
+  triggerOf,
+} from './host.ts';
 import { createHostServer } from './http/server.ts';
 import { Invoker, TIMEOUT_GRACE_MS } from './invoke.ts';
 import { KeyManager, type KeyType } from './keys.ts';
@@ -124,7 +132,13 @@ export default defineEmulator({
     await runAppStart(appDir, registry);
     registry.lock();
     // As the runtime: a function in error is logged and left out; the others run.
+    const kinds = triggerKinds();
     for (const [name, message] of functionErrors(registry.functions.values())) {
+      logs.host('error', `The '${name}' function is in error: ${message}`);
+      registry.functions.delete(name.toLowerCase());
+    }
+    for (const [name, message] of indexingErrors(registry.functions.values(), kinds, settings)) {
+      logs.host('warning', `Function 'Functions.${name}' failed indexing and will be disabled.`);
       logs.host('error', `The '${name}' function is in error: ${message}`);
       registry.functions.delete(name.toLowerCase());
     }
@@ -180,7 +194,6 @@ export default defineEmulator({
       httpStreamUri: capabilities.HttpUri,
       blobEvents: options.blobEvents,
     };
-    const kinds = triggerKinds();
     const server = createHostServer(host, kinds);
     const closeServer = gracefulClose(server);
     const port = await listen(server, options.port);

@@ -132,7 +132,11 @@ describe('functions in error', () => {
       "The 'adminRoute' function is in error: The specified route conflicts with one or more built in routes.",
       "The 'runtimeRoute' function is in error: The specified route conflicts with one or more built in routes.",
       "The 'second' function is in error: The route specified conflicts with the route defined by function 'first'.",
+      "The 'badSchedule' function is in error: Microsoft.Azure.WebJobs.Host: Error indexing method 'Functions.badSchedule'. Microsoft.Azure.WebJobs.Extensions: The schedule expression 'every minute' was not recognized as a valid cron expression or timespan string.",
+      "The 'unsetSchedule' function is in error: Microsoft.Azure.WebJobs.Host: Error indexing method 'Functions.unsetSchedule'. Microsoft.Azure.WebJobs.Host: '%NoSuchSchedule%' does not resolve to a value.",
     ]);
+    // Never a listener that fails to start and is retried: the runtime does not index them at all.
+    expect(host.output.filter((line) => line.includes('unable to start'))).toEqual([]);
     for (const path of [
       '/api/bad-name',
       '/api/host-route',

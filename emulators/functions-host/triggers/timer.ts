@@ -7,9 +7,15 @@
  */
 import { CronExpressionParser } from 'cron-parser';
 import { parseTimeSpan } from '../config.ts';
-import { blobService, downloadBlob, isNotFound, resolveSettingReferences } from '../connections.ts';
+import {
+  blobService,
+  downloadBlob,
+  isNotFound,
+  resolveSettingReferences,
+  type Settings,
+} from '../connections.ts';
 import type { RegisteredFunction } from '../core-api.ts';
-import type { Host, Listener, TriggerBinding, TriggerKind } from '../host.ts';
+import { type Host, IndexingError, type Listener, type TriggerBinding, type TriggerKind } from '../host.ts';
 import type { TriggerInput } from '../invoke.ts';
 import { Outage, Pauses } from '../listeners.ts';
 import { invokeWithRetries } from '../retry.ts';
@@ -23,21 +29,38 @@ interface ScheduleStatus {
 /** Returns the first occurrence strictly after `after` (ms). */
 type Schedule = (after: number) => number;
 
+/** The extension's own words for a schedule it cannot read (TimerSchedule.Create), at indexing. */
+const unrecognized = (expression: string) =>
+  new IndexingError(
+    `The schedule expression '${expression}' was not recognized as a valid cron expression or timespan string.`,
+    'Microsoft.Azure.WebJobs.Extensions',
+  );
+
 function parseSchedule(expression: string, timeZone: string | undefined): Schedule {
   const interval = parseTimeSpan(expression);
   if (interval !== undefined) {
-    if (interval <= 0) throw new Error(`timer schedule "${expression}" must be a positive interval`);
+    // The runtime takes a zero TimeSpan and fires without pause; this host refuses it.
+    if (interval <= 0) throw new IndexingError(`timer schedule '${expression}' must be a positive interval`);
     return (after) => after + interval;
   }
   const fields = expression.trim().split(/\s+/).length;
-  if (fields !== 6 && fields !== 5)
-    throw new Error(`timer schedule "${expression}" is not an NCRONTAB expression (six fields)`);
+  if (fields !== 6 && fields !== 5) throw unrecognized(expression);
   const options = { tz: timeZone ?? 'UTC' };
-  CronExpressionParser.parse(expression, options); // throws on a malformed expression, at start
+  try {
+    CronExpressionParser.parse(expression, options);
+  } catch {
+    throw unrecognized(expression);
+  }
   return (after) =>
     CronExpressionParser.parse(expression, { ...options, currentDate: new Date(after) })
       .next()
       .getTime();
+}
+
+/** The schedule as the extension reads it at indexing: `%Setting%` resolved, then NCRONTAB or TimeSpan. */
+function scheduleOf(settings: Settings, trigger: TriggerBinding): Schedule {
+  const expression = resolveSettingReferences(String(trigger.schedule ?? ''), settings);
+  return parseSchedule(expression, settings.WEBSITE_TIME_ZONE);
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -113,8 +136,7 @@ class ScheduleMonitor {
 }
 
 async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBinding): Promise<Listener> {
-  const expression = resolveSettingReferences(String(trigger.schedule ?? ''), host.settings);
-  const schedule = parseSchedule(expression, host.settings.WEBSITE_TIME_ZONE);
+  const schedule = scheduleOf(host.settings, trigger);
   const monitor = trigger.useMonitor === false ? undefined : new ScheduleMonitor(host, fn);
   const clock = host.clock;
   let status = await monitor?.read();
@@ -201,6 +223,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
 export const timerTrigger: TriggerKind = {
   type: 'timerTrigger',
   listen,
+  index: scheduleOf,
   async adminInput(host, fn, trigger) {
     const status = trigger.useMonitor === false ? undefined : await new ScheduleMonitor(host, fn).read();
     return timerInput(trigger, status, false, REASON_ADMIN);

@@ -18,3 +18,7 @@ app.http('third', { authLevel: 'anonymous', route: 'same', methods: ['DELETE'], 
 app.http('ok_2-b', { authLevel: 'anonymous', handler: name });
 // Disabled (the setting's value in any case).
 app.http('off', { authLevel: 'anonymous', handler: name });
+// Triggers the runtime cannot index: a schedule that is neither NCRONTAB nor a TimeSpan, an unset setting.
+const tick = async () => {};
+app.timer('badSchedule', { schedule: 'every minute', handler: tick });
+app.timer('unsetSchedule', { schedule: '%NoSuchSchedule%', handler: tick });
