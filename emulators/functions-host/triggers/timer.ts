@@ -1,11 +1,9 @@
 /**
- * timerTrigger on the stack clock: NCRONTAB schedules (six fields, seconds first; five also accepted, as
- * NCrontab does) or `hh:mm:ss` intervals, runOnStartup, and the runtime's schedule monitor — status
+ * timerTrigger on the stack clock: NCRONTAB schedules (`ncrontab.ts`) or `hh:mm:ss` intervals, runOnStartup, and the runtime's schedule monitor — status
  * `{Last, Next, LastUpdated}` in `azure-webjobs-hosts/timers/<hostId>/Host.Functions.<name>/status` of
  * AzureWebJobsStorage, so that after a restart a missed occurrence runs once with `isPastDue`. An outage
  * of that storage never stops the timer: it fires on, and the status is saved again once storage is back.
  */
-import { CronExpressionParser } from 'cron-parser';
 import { parseTimeSpan } from '../config.ts';
 import {
   blobService,
@@ -19,6 +17,7 @@ import { type Host, IndexingError, type Listener, type TriggerBinding, type Trig
 import type { TriggerInput } from '../invoke.ts';
 import { Outage, Pauses } from '../listeners.ts';
 import { invokeWithRetries } from '../retry.ts';
+import { ncrontab } from './ncrontab.ts';
 
 interface ScheduleStatus {
   Last: string;
@@ -43,18 +42,15 @@ function parseSchedule(expression: string, timeZone: string | undefined): Schedu
     if (interval <= 0) throw new IndexingError(`timer schedule '${expression}' must be a positive interval`);
     return (after) => after + interval;
   }
-  const fields = expression.trim().split(/\s+/).length;
-  if (fields !== 6 && fields !== 5) throw unrecognized(expression);
-  const options = { tz: timeZone ?? 'UTC' };
+  const zone = timeZone ?? 'UTC';
   try {
-    CronExpressionParser.parse(expression, options);
+    new Intl.DateTimeFormat('en', { timeZone: zone });
   } catch {
-    throw unrecognized(expression);
+    throw new IndexingError(`WEBSITE_TIME_ZONE '${zone}' is no IANA time zone (such as America/New_York)`);
   }
-  return (after) =>
-    CronExpressionParser.parse(expression, { ...options, currentDate: new Date(after) })
-      .next()
-      .getTime();
+  const schedule = ncrontab(expression, zone);
+  if (!schedule) throw unrecognized(expression);
+  return schedule;
 }
 
 /** The schedule as the extension reads it at indexing: `%Setting%` resolved, then NCRONTAB or TimeSpan. */

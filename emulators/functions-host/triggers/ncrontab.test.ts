@@ -1,0 +1,80 @@
+/** NCRONTAB as the timer extension's NCrontab reads it, where cron-parser alone reads it otherwise. */
+import { describe, expect, it } from 'vitest';
+import { ncrontab } from './ncrontab.ts';
+import { timerTrigger } from './timer.ts';
+
+const occurrences = (expression: string, from: string, count: number, zone = 'UTC') => {
+  const next = ncrontab(expression, zone);
+  if (!next) throw new Error(`refused: ${expression}`);
+  const times: string[] = [];
+  for (let at = Date.parse(from); times.length < count; ) {
+    at = next(at);
+    times.push(new Date(at).toISOString());
+  }
+  return times;
+};
+
+describe('NCRONTAB schedules', () => {
+  it('needs the day in both day fields: the first Monday of a month, a Friday the 13th', () => {
+    expect(occurrences('0 0 9 1-7 * 1', '2026-11-01T00:00:00Z', 3)).toEqual([
+      '2026-11-02T09:00:00.000Z',
+      '2026-12-07T09:00:00.000Z',
+      '2027-01-04T09:00:00.000Z',
+    ]);
+    expect(occurrences('0 0 0 13 * Fri', '2026-11-14T00:00:00Z', 2)).toEqual([
+      '2027-08-13T00:00:00.000Z',
+      '2028-10-13T00:00:00.000Z',
+    ]);
+  });
+
+  it('reads five fields as minutes first, at second 0, and one restricted day field as cron does', () => {
+    expect(occurrences('*/5 * * * *', '2026-11-26T12:01:30Z', 2)).toEqual([
+      '2026-11-26T12:05:00.000Z',
+      '2026-11-26T12:10:00.000Z',
+    ]);
+    expect(occurrences('0 30 6 * * 0', '2026-11-26T00:00:00Z', 1)).toEqual(['2026-11-29T06:30:00.000Z']);
+    expect(occurrences('0 0 0 1 * *', '2026-11-26T00:00:00Z', 1)).toEqual(['2026-12-01T00:00:00.000Z']);
+  });
+
+  it('takes any prefix of a month or day name, in any case', () => {
+    const monday = ['2026-11-30T00:00:00.000Z'];
+    for (const name of ['Monday', 'mon', 'MO', 'M']) {
+      expect(occurrences(`0 0 0 * * ${name}`, '2026-11-26T00:00:00Z', 1), name).toEqual(monday);
+    }
+    expect(occurrences('0 0 0 1 dec *', '2026-01-01T00:00:00Z', 1)).toEqual(['2026-12-01T00:00:00.000Z']);
+  });
+
+  it('refuses what NCrontab does not know: ? L W #, day of week 7, unknown names, other field counts', () => {
+    for (const expression of [
+      '0 0 0 ? * *',
+      '0 0 0 L * *',
+      '0 0 0 1W * *',
+      '0 0 0 * * 1#2',
+      '0 0 0 * * 7',
+      '0 0 0 * * Funday',
+      '0 0 24 * * *',
+      '0 0 0 * *  * *',
+      '* * * *',
+    ]) {
+      expect(ncrontab(expression, 'UTC'), expression).toBeUndefined();
+    }
+  });
+
+  it('counts in the time zone it is given', () => {
+    expect(occurrences('0 0 9 * * *', '2026-11-26T00:00:00Z', 1, 'America/New_York')).toEqual([
+      '2026-11-26T14:00:00.000Z',
+    ]);
+  });
+});
+
+describe('the timer trigger as the extension indexes it', () => {
+  const index = (settings: Record<string, string>, schedule: string) =>
+    timerTrigger.index?.(settings, { type: 'timerTrigger', name: 'timer', direction: 'in', schedule });
+
+  it('refuses a WEBSITE_TIME_ZONE that is no IANA name, saying so (not a schedule error)', () => {
+    expect(() => index({ WEBSITE_TIME_ZONE: 'Eastern Standard Time' }, '0 0 9 * * *')).toThrow(
+      "WEBSITE_TIME_ZONE 'Eastern Standard Time' is no IANA time zone (such as America/New_York)",
+    );
+    expect(() => index({ WEBSITE_TIME_ZONE: 'America/New_York' }, '0 0 9 * * *')).not.toThrow();
+  });
+});

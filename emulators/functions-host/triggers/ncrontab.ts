@@ -1,0 +1,89 @@
+/**
+ * NCRONTAB schedules as the timer extension's NCrontab reads them, computed by cron-parser:
+ * - six fields (seconds first), or five without seconds;
+ * - each field numbers, `*`, ranges `a-b`, steps `/n` and lists `,` only (no `?`, `L`, `W`, `#`); days of
+ *   week 0-6 (Sunday 0; no 7); month and day names are any prefix of the English name, in any case;
+ * - a time matches when its day is in the day-of-month field **and** in the day-of-week field
+ *   (`0 0 9 1-7 * 1` is the first Monday of a month), where cron-parser, as Vixie cron, takes either.
+ */
+import { CronExpressionParser } from 'cron-parser';
+
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
+const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+
+/** A field with its names made numbers (NCrontab takes the first name the text begins), or undefined. */
+function numbered(
+  field: string,
+  names: string[] | undefined,
+  first: number,
+  max: number,
+): string | undefined {
+  if (!/^[0-9A-Za-z*,/-]+$/.test(field)) return undefined;
+  let valid = true;
+  const text = field.replace(/[A-Za-z]+/g, (word) => {
+    const index = names?.findIndex((name) => name.toLowerCase().startsWith(word.toLowerCase())) ?? -1;
+    if (index < 0) valid = false;
+    return String(index + first);
+  });
+  // Values only (a step after `/` may be larger), within the field's range.
+  const values = text.split(',').flatMap((part) => (part.split('/')[0] ?? '').split('-'));
+  if (values.some((value) => value !== '*' && Number(value) > max)) valid = false;
+  return valid ? text : undefined;
+}
+
+/** The next occurrence strictly after `after` (ms), or undefined when `expression` is no NCRONTAB. */
+export function ncrontab(expression: string, timeZone: string): ((after: number) => number) | undefined {
+  const fields = expression.trim().split(/\s+/);
+  if (fields.length === 5) fields.unshift('0');
+  if (fields.length !== 6) return undefined;
+  const [seconds = '', minutes = '', hours = '', days = '', months = '', weekdays = ''] = fields;
+  const checked = [
+    numbered(seconds, undefined, 0, 59),
+    numbered(minutes, undefined, 0, 59),
+    numbered(hours, undefined, 0, 23),
+    numbered(days, undefined, 1, 31),
+    numbered(months, MONTHS, 1, 12),
+    numbered(weekdays, DAYS, 0, 6),
+  ];
+  if (checked.some((field) => field === undefined)) return undefined;
+  const [s, m, h, d, mo, w] = checked as string[];
+  const next = (cron: string) => (after: number) =>
+    CronExpressionParser.parse(cron, { tz: timeZone, currentDate: new Date(after) })
+      .next()
+      .getTime();
+  let byDay: (after: number) => number;
+  let byWeekday: (after: number) => number;
+  try {
+    byDay = next(`${s} ${m} ${h} ${d} ${mo} *`);
+    byWeekday = next(`${s} ${m} ${h} * ${mo} ${w}`);
+    byDay(0);
+    byWeekday(0);
+  } catch {
+    return undefined;
+  }
+  if (d === '*') return byWeekday;
+  if (w === '*') return byDay;
+  // Both restricted: the first time each gives from the later of the two, until they agree.
+  return (after) => {
+    let from = after;
+    for (let tries = 0; tries < 10_000; tries++) {
+      const [a, b] = [byDay(from), byWeekday(from)];
+      if (a === b) return a;
+      from = Math.max(a, b) - 1;
+    }
+    throw new Error(`timer schedule '${expression}' has no occurrence in sight`);
+  };
+}
