@@ -1,7 +1,7 @@
 /** NCRONTAB as the timer extension's NCrontab reads it, where cron-parser alone reads it otherwise. */
 import { describe, expect, it } from 'vitest';
 import { ncrontab } from './ncrontab.ts';
-import { timerTrigger } from './timer.ts';
+import { timerTrigger, usesMonitor } from './timer.ts';
 
 const occurrences = (expression: string, from: string, count: number, zone = 'UTC') => {
   const next = ncrontab(expression, zone);
@@ -76,5 +76,29 @@ describe('the timer trigger as the extension indexes it', () => {
       "WEBSITE_TIME_ZONE 'Eastern Standard Time' is no IANA time zone (such as America/New_York)",
     );
     expect(() => index({ WEBSITE_TIME_ZONE: 'America/New_York' }, '0 0 9 * * *')).not.toThrow();
+  });
+});
+
+describe('the schedule monitor', () => {
+  const monitored = (schedule: string, useMonitor?: boolean) =>
+    usesMonitor({}, { type: 'timerTrigger', name: 'timer', direction: 'in', schedule, useMonitor });
+
+  it('is off for a schedule that fires more than once a minute, as TimerSchedule.Create turns it off', () => {
+    for (const schedule of ['*/10 * * * * *', '0,30 * * * * *', '* * * * * *', '00:00:30', '00:00:59.5'])
+      expect(monitored(schedule), schedule).toBe(false);
+  });
+
+  it('is on for a minute or more, when a field besides the seconds is restricted, and with five fields', () => {
+    for (const schedule of [
+      '0 * * * * *',
+      '*/10 5 * * * *',
+      '* * * * 1-5',
+      '*/10 * * * * 1-5',
+      '0 */5 * * * *',
+    ])
+      expect(monitored(schedule), schedule).toBe(true);
+    expect(monitored('* * * * *')).toBe(true);
+    expect(monitored('00:01:00')).toBe(true);
+    expect(monitored('0 */5 * * * *', false)).toBe(false);
   });
 });

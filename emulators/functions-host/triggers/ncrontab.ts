@@ -44,8 +44,8 @@ function numbered(
   return valid ? text : undefined;
 }
 
-/** The next occurrence strictly after `after` (ms), or undefined when `expression` is no NCRONTAB. */
-export function ncrontab(expression: string, timeZone: string): ((after: number) => number) | undefined {
+/** The six fields, seconds first, names made numbers; undefined when `expression` is no NCRONTAB. */
+function parseFields(expression: string): string[] | undefined {
   const fields = expression.trim().split(/\s+/);
   if (fields.length === 5) fields.unshift('0');
   if (fields.length !== 6) return undefined;
@@ -58,8 +58,38 @@ export function ncrontab(expression: string, timeZone: string): ((after: number)
     numbered(months, MONTHS, 1, 12),
     numbered(weekdays, DAYS, 0, 6),
   ];
-  if (checked.some((field) => field === undefined)) return undefined;
-  const [s, m, h, d, mo, w] = checked as string[];
+  return checked.some((field) => field === undefined) ? undefined : (checked as string[]);
+}
+
+/**
+ * True for a schedule that fires more than once a minute (every field but the seconds takes every
+ * value, the seconds more than one), for which TimerSchedule.Create turns the schedule monitor off.
+ */
+export function subMinute(expression: string): boolean {
+  const fields = parseFields(expression);
+  if (!fields || expression.trim().split(/\s+/).length !== 6) return false;
+  const { second, minute, hour, dayOfMonth, month, dayOfWeek } = CronExpressionParser.parse(
+    fields.join(' '),
+  ).fields;
+  const every = (values: readonly unknown[], count: number) => new Set(values).size >= count;
+  return (
+    second.values.length > 1 &&
+    every(minute.values, 60) &&
+    every(hour.values, 24) &&
+    every(dayOfMonth.values, 31) &&
+    every(month.values, 12) &&
+    every(
+      dayOfWeek.values.map((day) => Number(day) % 7),
+      7,
+    )
+  );
+}
+
+/** The next occurrence strictly after `after` (ms), or undefined when `expression` is no NCRONTAB. */
+export function ncrontab(expression: string, timeZone: string): ((after: number) => number) | undefined {
+  const fields = parseFields(expression);
+  if (!fields) return undefined;
+  const [s, m, h, d, mo, w] = fields;
   const next = (cron: string) => (after: number) =>
     CronExpressionParser.parse(cron, { tz: timeZone, currentDate: new Date(after) })
       .next()

@@ -17,7 +17,7 @@ import { type Host, IndexingError, type Listener, type TriggerBinding, type Trig
 import type { TriggerInput } from '../invoke.ts';
 import { Outage, Pauses } from '../listeners.ts';
 import { invokeWithRetries } from '../retry.ts';
-import { ncrontab } from './ncrontab.ts';
+import { ncrontab, subMinute } from './ncrontab.ts';
 
 interface ScheduleStatus {
   Last: string;
@@ -53,10 +53,24 @@ function parseSchedule(expression: string, timeZone: string | undefined): Schedu
   return schedule;
 }
 
+const expressionOf = (settings: Settings, trigger: TriggerBinding) =>
+  resolveSettingReferences(String(trigger.schedule ?? ''), settings);
+
 /** The schedule as the extension reads it at indexing: `%Setting%` resolved, then NCRONTAB or TimeSpan. */
 function scheduleOf(settings: Settings, trigger: TriggerBinding): Schedule {
-  const expression = resolveSettingReferences(String(trigger.schedule ?? ''), settings);
-  return parseSchedule(expression, settings.WEBSITE_TIME_ZONE);
+  return parseSchedule(expressionOf(settings, trigger), settings.WEBSITE_TIME_ZONE);
+}
+
+/**
+ * Whether the schedule monitor keeps a status, as TimerSchedule.Create decides: `useMonitor` (true by
+ * default), turned off for a schedule that fires more than once a minute (a TimeSpan under a minute,
+ * every ten seconds). Without it the function gets no status and a missed occurrence is not run.
+ */
+export function usesMonitor(settings: Settings, trigger: TriggerBinding): boolean {
+  if (trigger.useMonitor === false) return false;
+  const expression = expressionOf(settings, trigger);
+  const interval = parseTimeSpan(expression);
+  return interval === undefined ? !subMinute(expression) : interval >= 60_000;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -133,7 +147,7 @@ class ScheduleMonitor {
 
 async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBinding): Promise<Listener> {
   const schedule = scheduleOf(host.settings, trigger);
-  const monitor = trigger.useMonitor === false ? undefined : new ScheduleMonitor(host, fn);
+  const monitor = usesMonitor(host.settings, trigger) ? new ScheduleMonitor(host, fn) : undefined;
   const clock = host.clock;
   let status = await monitor?.read();
   let cancel = () => {};
@@ -221,7 +235,8 @@ export const timerTrigger: TriggerKind = {
   listen,
   index: scheduleOf,
   async adminInput(host, fn, trigger) {
-    const status = trigger.useMonitor === false ? undefined : await new ScheduleMonitor(host, fn).read();
+    const monitored = usesMonitor(host.settings, trigger);
+    const status = monitored ? await new ScheduleMonitor(host, fn).read() : undefined;
     return timerInput(trigger, status, false, REASON_ADMIN);
   },
 };
