@@ -15,6 +15,12 @@ export function connectionSetting(settings: Settings, name: string | undefined):
   return settings[key] || settings[`AzureWebJobs${key}`];
 }
 
+/** True when identity settings (`<name>__…`, names in any case) describe connection `name`. */
+export function hasIdentitySettings(settings: Settings, name: string): boolean {
+  const prefix = `${name}__`.toLowerCase();
+  return Object.keys(settings).some((key) => key.toLowerCase().startsWith(prefix));
+}
+
 const requireModule = createRequire(import.meta.url);
 let credential: DefaultAzureCredential | undefined;
 

@@ -10,9 +10,17 @@
  */
 import type { ContainerClient } from '@azure/storage-blob';
 import { splitBlobPath } from '../bindings/data.ts';
-import { blobService, downloadBlob, isNotFound, resolveSettingReferences } from '../connections.ts';
+import {
+  blobService,
+  connectionSetting,
+  downloadBlob,
+  hasIdentitySettings,
+  isNotFound,
+  resolveSettingReferences,
+  type Settings,
+} from '../connections.ts';
 import type { RegisteredFunction, RpcTypedData } from '../core-api.ts';
-import type { Host, Listener, TriggerBinding, TriggerKind } from '../host.ts';
+import { type Host, IndexingError, type Listener, type TriggerBinding, type TriggerKind } from '../host.ts';
 import type { TriggerInput } from '../invoke.ts';
 import { Outage } from '../listeners.ts';
 import { BlobEvents } from './blob-events.ts';
@@ -303,9 +311,26 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   };
 }
 
+/**
+ * The storage extension's check as it indexes a blob trigger (StorageClientProvider, for the trigger's
+ * connection and the host's): a connection neither set (`<name>`, `AzureWebJobs<name>`) nor given by
+ * identity settings (`<name>__…`) puts the function in error, named as the extension names it.
+ */
+function checkConnections(settings: Settings, trigger: TriggerBinding): void {
+  for (const name of [String(trigger.connection ?? ''), '']) {
+    const key = name || 'AzureWebJobsStorage';
+    if (connectionSetting(settings, key) || hasIdentitySettings(settings, key)) continue;
+    throw new IndexingError(
+      `Storage account connection string 'AzureWebJobs${name || 'Storage'}' does not exist. Make sure that it is a defined App Setting.`,
+      'Microsoft.Azure.WebJobs.Extensions.Storage.Blobs',
+    );
+  }
+}
+
 export const blobTrigger: TriggerKind = {
   type: 'blobTrigger',
   listen,
+  index: checkConnections,
   /** The admin input is the blob's path (`container/name`), as for the runtime. */
   async adminInput(host, _fn, trigger, input) {
     const service = blobService(host.settings, trigger.connection as string | undefined);
