@@ -10,7 +10,14 @@
 
 import { setTimeout as delay } from 'node:timers/promises';
 import type { PartitionContext, ReceivedEventData } from '@azure/event-hubs';
-import { appCredential, blobService, connectionSetting, resolveSettingReferences } from '../connections.ts';
+import {
+  appCredential,
+  blobService,
+  connectionSetting,
+  hasIdentitySettings,
+  resolveSettingReferences,
+  type Settings,
+} from '../connections.ts';
 import type { RegisteredFunction, RpcTypedData } from '../core-api.ts';
 import type { Host, Listener, TriggerBinding, TriggerKind } from '../host.ts';
 import type { TriggerInput } from '../invoke.ts';
@@ -107,11 +114,38 @@ const sdk = async () => ({
   ...(await import('@azure/eventhubs-checkpointstore-blob')),
 });
 
+/**
+ * The hub and how to reach it, as the extension's EventHubClientFactory resolves them: the connection
+ * string, else `<name>__fullyQualifiedNamespace` with the app's identity, with its words when neither is
+ * there; a connection string's `EntityPath` wins over `eventHubName` (where the JS SDK would refuse two
+ * different names).
+ */
+export function eventHubConnection(
+  settings: Settings,
+  trigger: TriggerBinding,
+): { connection: string; hub: string } | { namespace: string; hub: string } {
+  const name = String(trigger.connection ?? '');
+  const connection = connectionSetting(settings, name);
+  const hub = resolveSettingReferences(String(trigger.eventHubName ?? ''), settings);
+  if (connection) {
+    const entityPath = /(?:^|;)\s*EntityPath\s*=\s*([^;]*)/i.exec(connection)?.[1]?.trim();
+    return { connection, hub: entityPath || hub };
+  }
+  const namespace = settings[`${name}__fullyQualifiedNamespace`];
+  if (namespace) return { namespace, hub };
+  if (hasIdentitySettings(settings, name))
+    throw new Error(
+      "Connection should have an 'fullyQualifiedNamespace' property or be a string representing a connection string.",
+    );
+  throw new Error(
+    `EventHub account connection string with name '${name}' does not exist in the settings. Make sure that it is a defined App Setting.`,
+  );
+}
+
 async function consumerFor(host: Host, trigger: TriggerBinding, fn: RegisteredFunction) {
   const { BlobCheckpointStore, EventHubConsumerClient, RetryMode } = await sdk();
-  const name = String(trigger.connection ?? '');
-  const connection = connectionSetting(host.settings, name);
-  const hub = resolveSettingReferences(String(trigger.eventHubName ?? ''), host.settings);
+  const target = eventHubConnection(host.settings, trigger);
+  const { hub } = target;
   const group = trigger.consumerGroup
     ? resolveSettingReferences(String(trigger.consumerGroup), host.settings)
     : '$Default';
@@ -136,13 +170,10 @@ async function consumerFor(host: Host, trigger: TriggerBinding, fn: RegisteredFu
       mode: RetryMode.Exponential,
     },
   };
-  const namespace = host.settings[`${name}__fullyQualifiedNamespace`];
-  if (!connection && !namespace) {
-    throw new Error(`Event Hubs connection '${name}' is not configured: set the app setting ${name}`);
-  }
-  const client = connection
-    ? new EventHubConsumerClient(group, connection, hub, store, options)
-    : new EventHubConsumerClient(group, namespace as string, hub, appCredential(), store, options);
+  const client =
+    'connection' in target
+      ? new EventHubConsumerClient(group, target.connection, hub, store, options)
+      : new EventHubConsumerClient(group, target.namespace, hub, appCredential(), store, options);
   return { client, store, identifier, group };
 }
 
