@@ -82,6 +82,8 @@ function eventsInput(
       triggerMetadata: {
         PartitionContext: partitionContext,
         ...Object.fromEntries(Object.entries(meta ?? {}).map(([k, v]) => [k, json(v)])),
+        // One event's Offset is EventData.Offset, a long; only OffsetArray holds strings.
+        Offset: json(Number(meta?.Offset)),
       },
       reason: REASON,
       bindingData: { ...meta },

@@ -24,7 +24,7 @@ app.eventHub('oneAtATime', {
   retry: { strategy: 'fixedDelay', maxRetryCount: 2, delayInterval: { seconds: 1 } },
   handler: (message, context) => {
     context.log(
-      `one ${Buffer.isBuffer(message)} ${message.toString('utf8')} seq=${context.triggerMetadata.sequenceNumber}`,
+      `one ${Buffer.isBuffer(message)} ${message.toString('utf8')} seq=${context.triggerMetadata.sequenceNumber} offset=${typeof context.triggerMetadata.offset}`,
     );
   },
 });
