@@ -254,6 +254,16 @@ describe('blob output binding', () => {
     expect(await text('notes', name as string)).toBe('note text');
   });
 
+  it('resolves a JSON body property, a query parameter, {query.x} and {headers.x} as the HTTP extension binds them', async () => {
+    const response = await fetch(`${base()}/api/filed/7?v=2&code=secret`, {
+      method: 'POST',
+      headers: { 'x-tag': 'blue', 'content-type': 'application/json' },
+      body: '{"title":"Report"}',
+    });
+    expect(response.status).toBe(204);
+    expect(await text('tasks-copy', 'Report-2-2-blue-7.json')).toBe('{"title":"Report"}');
+  });
+
   it('resolves route parameters ({id}) in the path', async () => {
     const response = await fetch(`${base()}/api/tasks/42`, { method: 'PUT', body: '{"Title":"X"}' });
     expect(response.status).toBe(204);

@@ -9,12 +9,7 @@ export function toRpcHttp(
   baseUrl: string,
   params: Record<string, string>,
 ): RpcHttpData {
-  // Every line of a repeated header, joined as ASP.NET Core's StringValues.ToString() joins them (a
-  // comma, no space); req.headers would join with ', ' and keep only the first user-agent, host …
-  const headers: Record<string, string> = {};
-  for (const [name, values] of Object.entries(req.headersDistinct)) {
-    if (values) headers[name] = values.join(',');
-  }
+  const headers = rpcHeaders(req);
   // The URL the client used (Host header) when it is a valid one; the bound address otherwise.
   let parsed: URL;
   try {
@@ -26,6 +21,49 @@ export function toRpcHttp(
   const url = `${parsed.origin}${pathToUriComponent(decodeRequestPath(parsed.pathname))}${parsed.search}`;
   const query = parsed.search ? rpcQuery(parsed.searchParams) : {};
   return { method: req.method, url, headers, query, params, body: body.length ? { bytes: body } : undefined };
+}
+
+/**
+ * Every line of a repeated header, joined as ASP.NET Core's StringValues.ToString() joins them (a comma,
+ * no space); req.headers would join with ', ' and keep only the first user-agent, host …
+ */
+function rpcHeaders(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, values] of Object.entries(req.headersDistinct)) {
+    if (values) headers[name] = values.join(',');
+  }
+  return headers;
+}
+
+/**
+ * An HTTP trigger's binding data (what `{name}` in another binding's path can name), as the HTTP
+ * extension's GetRequestBindingData builds it, names in any case, a later source winning: the
+ * properties of a JSON object body (one with a Content-Length; arrays and nulls left out), each query parameter but `code`, the
+ * route values; then `query` and `headers` as objects, unless a name above took them.
+ */
+export function httpBindingData(
+  req: IncomingMessage,
+  url: URL,
+  params: Record<string, string>,
+  body: Buffer | undefined,
+): Record<string, unknown> {
+  const data = new Map<string, [string, unknown]>();
+  const set = (name: string, value: unknown) => data.set(name.toLowerCase(), [name, value]);
+  let parsed: unknown;
+  try {
+    parsed = body?.length ? JSON.parse(body.toString('utf8')) : undefined;
+  } catch {
+    // Not JSON: the body gives no binding data.
+  }
+  if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
+    for (const [name, value] of Object.entries(parsed))
+      if (value !== null && !Array.isArray(value)) set(name, value);
+  const query = rpcQuery(url.searchParams);
+  for (const [name, value] of Object.entries(query)) if (name.toLowerCase() !== 'code') set(name, value);
+  for (const [name, value] of Object.entries(params)) set(name, value);
+  if (!data.has('query')) set('query', query);
+  if (!data.has('headers')) set('headers', rpcHeaders(req));
+  return Object.fromEntries(data.values());
 }
 
 /**

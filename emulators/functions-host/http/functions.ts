@@ -5,7 +5,7 @@ import type { RegisteredFunction } from '../core-api.ts';
 import { type Host, isDisabled, triggerOf } from '../host.ts';
 import type { AuthLevel } from '../keys.ts';
 import { closeAfterAnswer, readAtMost } from './body.ts';
-import { httpOutput, httpOutputName, sendRpcHttp, toRpcHttp } from './convert.ts';
+import { httpBindingData, httpOutput, httpOutputName, sendRpcHttp, toRpcHttp } from './convert.ts';
 import { decodeRequestPath, pathSegments } from './request-path.ts';
 import { type CompiledRoute, comparePrecedence, compileRoute, matchRoute } from './routes.ts';
 import { serveStreaming } from './stream.ts';
@@ -122,8 +122,9 @@ export async function serveFunction(
     res.writeHead(401, { 'content-length': 0 }).end();
     return true;
   }
-  const bindingData = { ...params, query: Object.fromEntries(url.searchParams) };
   if (host.httpStreamUri) {
+    // The body streams to the function: it gives no binding data.
+    const bindingData = httpBindingData(req, url, params, undefined);
     const call = { reason: REASON, bindingData, limit: MAX_REQUEST_BYTES };
     await serveStreaming(host, route.fn, route.bindingName, params, req, res, call);
     return true;
@@ -134,7 +135,7 @@ export async function serveFunction(
   const outcome = await host.invoker.invoke(route.fn, {
     inputData: [{ name: route.bindingName, data: { http: toRpcHttp(req, body, host.baseUrl, params) } }],
     reason: REASON,
-    bindingData,
+    bindingData: httpBindingData(req, url, params, body),
   });
   if (!outcome.succeeded) {
     // The trace is in the log; the client learns only that the function failed.

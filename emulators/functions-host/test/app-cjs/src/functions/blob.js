@@ -52,3 +52,18 @@ app.http('saveTask', {
     return { status: 204 };
   },
 });
+
+// Binding data from the request: a JSON body's properties, query parameters, route values, headers.
+const filed = output.storageBlob({
+  path: 'tasks-copy/{Title}-{v}-{query.v}-{headers.x-tag}-{id}.json',
+  connection: 'StorageConnection',
+});
+app.http('fileTask', {
+  methods: ['POST'],
+  route: 'filed/{id}',
+  extraOutputs: [filed],
+  handler: async (request, context) => {
+    context.extraOutputs.set(filed, await request.text());
+    return { status: 204 };
+  },
+});
