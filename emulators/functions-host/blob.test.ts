@@ -232,6 +232,15 @@ describe('blob trigger', () => {
     );
   });
 
+  it('runs on every blob of a container that a path names alone, as the storage extension does', async () => {
+    await upload('whole', 'deep/down/x.txt', 'x');
+    await upload('whole', 'y', 'y');
+    await waitFor(
+      'both blobs',
+      () => count('whole whole/deep/down/x.txt: x') === 1 && count('whole whole/y: y') === 1,
+    );
+  });
+
   it('runs a blob function by hand through the admin API with the blob path as input', async () => {
     const response = await fetch(`${base()}/admin/functions/ProcessTask`, {
       method: 'POST',

@@ -1,4 +1,5 @@
 /** Blob trigger path patterns: `{name}` placeholders within a blob name (`{name}.json`, `in/{year}/{file}`). */
+import { IndexingError } from '../host.ts';
 import { escapeRegExp } from '../http/routes.ts';
 
 export interface BlobPattern {
@@ -9,6 +10,8 @@ export interface BlobPattern {
 }
 
 export function compilePattern(pattern: string): BlobPattern {
+  // A container alone: every blob in it.
+  if (pattern === '') return { prefix: '', match: () => ({}) };
   const names: string[] = [];
   let source = '';
   let prefix: string | undefined;
@@ -33,4 +36,22 @@ export function compilePattern(pattern: string): BlobPattern {
       return found ? Object.fromEntries(names.map((key, i) => [key, found[i + 1] ?? ''])) : undefined;
     },
   };
+}
+
+/**
+ * A blob trigger's path (`%Setting%`s resolved) as the storage extension's BlobPathSource reads it: a
+ * container alone, or `container/pattern`, with no placeholder in the container; its words otherwise.
+ */
+export function triggerPath(path: string): { container: string; pattern: string } {
+  const slash = path.indexOf('/');
+  const container = slash < 0 ? path : path.slice(0, slash);
+  const invalid = (why: string) =>
+    new IndexingError(
+      `Invalid blob trigger path '${path}'. ${why}`,
+      'Microsoft.Azure.WebJobs.Extensions.Storage.Blobs',
+    );
+  if ((slash >= 0 && (slash === 0 || slash === path.length - 1)) || container.includes('\\'))
+    throw invalid("Paths must be in the format 'container/blob'.");
+  if (container.includes('{')) throw invalid('Container paths cannot contain {resolve} tokens.');
+  return { container, pattern: slash < 0 ? '' : path.slice(slash + 1) };
 }

@@ -24,7 +24,7 @@ import { type Host, IndexingError, type Listener, type TriggerBinding, type Trig
 import type { TriggerInput } from '../invoke.ts';
 import { Outage } from '../listeners.ts';
 import { BlobEvents } from './blob-events.ts';
-import { compilePattern } from './blob-path.ts';
+import { compilePattern, triggerPath } from './blob-path.ts';
 import { type BlobVersion, poison, Receipts } from './blob-receipts.ts';
 import { ContainerScan, type ListedBlob, PAGE_SIZE } from './blob-scan.ts';
 
@@ -94,7 +94,7 @@ const keyOf = (version: { etag: string; name: string }) => `${version.etag}/${ve
 
 async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBinding): Promise<Listener> {
   const path = resolveSettingReferences(String(trigger.path ?? ''), host.settings);
-  const { container, blob: pattern } = splitBlobPath(path);
+  const { container, pattern } = triggerPath(path);
   const match = compilePattern(pattern);
   const service = blobService(host.settings, trigger.connection as string | undefined);
   const containerClient = service.getContainerClient(container);
@@ -312,11 +312,12 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
 }
 
 /**
- * The storage extension's check as it indexes a blob trigger (StorageClientProvider, for the trigger's
- * connection and the host's): a connection neither set (`<name>`, `AzureWebJobs<name>`) nor given by
+ * The storage extension's checks as it indexes a blob trigger: its path (BlobPathSource), then
+ * (StorageClientProvider) the trigger's connection and the host's: a connection neither set (`<name>`, `AzureWebJobs<name>`) nor given by
  * identity settings (`<name>__…`) puts the function in error, named as the extension names it.
  */
 function checkConnections(settings: Settings, trigger: TriggerBinding): void {
+  triggerPath(resolveSettingReferences(String(trigger.path ?? ''), settings));
   for (const name of [String(trigger.connection ?? ''), '']) {
     const key = name || 'AzureWebJobsStorage';
     if (connectionSetting(settings, key) || hasIdentitySettings(settings, key)) continue;
@@ -335,7 +336,7 @@ export const blobTrigger: TriggerKind = {
   async adminInput(host, _fn, trigger, input) {
     const service = blobService(host.settings, trigger.connection as string | undefined);
     const { container, blob } = splitBlobPath(input);
-    const pattern = splitBlobPath(resolveSettingReferences(String(trigger.path ?? ''), host.settings)).blob;
+    const { pattern } = triggerPath(resolveSettingReferences(String(trigger.path ?? ''), host.settings));
     const params = compilePattern(pattern).match(blob) ?? {};
     const reason = 'This function was programmatically called via the host APIs.';
     return (await blobInput(service.getContainerClient(container), trigger, blob, params, reason)).input;

@@ -67,3 +67,12 @@ app.http('fileTask', {
     return { status: 204 };
   },
 });
+
+// A path that names a container alone: every blob in it.
+app.storageBlob('wholeContainer', {
+  path: 'whole',
+  connection: 'StorageConnection',
+  handler: (blob, context) => {
+    context.log(`whole ${context.triggerMetadata.blobTrigger}: ${blob.toString('utf8')}`);
+  },
+});
