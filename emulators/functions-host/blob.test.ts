@@ -79,7 +79,8 @@ describe('blob trigger', () => {
     await upload('tasks', 'a.json', '{"Title":"A"}');
     await waitFor('a.json processed', () => count('processed a: {"Title":"A"}') === 1);
     expect(await waitFor('the output blob', () => text('processed', 'a.txt').catch(() => undefined))).toBe(
-      'seen 13 bytes of tasks/a.json',
+      // properties as Azure.Storage.Blobs' BlobProperties names them: ContentLength, CreatedOn …
+      'seen 13 bytes (13, string) of tasks/a.json',
     );
     const executing = readLog(logFile).find(
       (e) => e.function === 'ProcessTask' && e.message.startsWith('Executing'),

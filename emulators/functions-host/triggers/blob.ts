@@ -60,11 +60,14 @@ async function blobInput(
   const metadata = {
     BlobTrigger: `${container.containerName}/${name}`,
     Uri: client.url,
+    // Some of the BlobProperties (Azure.Storage.Blobs) the extension binds, by their .NET names.
     Properties: {
-      ContentType: properties.contentType,
-      Length: content.length,
-      ETag: etag,
       LastModified: properties.lastModified,
+      CreatedOn: properties.createdOn,
+      ContentLength: content.length,
+      ContentType: properties.contentType,
+      ETag: etag,
+      ContentHash: properties.contentMD5 && Buffer.from(properties.contentMD5).toString('base64'),
     },
     Metadata: properties.metadata ?? {},
     ...params,
