@@ -106,6 +106,12 @@ describe('Cosmos DB trigger', () => {
     expect(changed('before-start', 'Early')).toHaveLength(1);
   });
 
+  it("puts a trigger whose connection no setting names in error, in the extension's words", () => {
+    expect(readLog(logFile).map((e) => e.message)).toContain(
+      "The 'unconnected' function is in error: Microsoft.Azure.WebJobs.Host: Error indexing method 'Functions.unconnected'. Microsoft.Azure.WebJobs.Extensions.CosmosDB: Cannot create container information for Tasks in database TasksDB with lease leases in database TasksDB : Cosmos DB connection configuration 'NoSuchCosmos' does not exist. Make sure that it is a defined App Setting. Microsoft.Azure.WebJobs.Extensions.CosmosDB: Cosmos DB connection configuration 'NoSuchCosmos' does not exist. Make sure that it is a defined App Setting.",
+    );
+  });
+
   it('refuses to start without a lease container unless asked to create it', async () => {
     await waitFor('the listener error', () =>
       readLog(logFile).some(

@@ -10,9 +10,15 @@
  * Cosmos DB pauses a range (logged with the extension's words) until its lease can be taken again.
  */
 import type { Container, FeedRange } from '@azure/cosmos';
-import { newCosmosClient, resolveSettingReferences } from '../connections.ts';
+import {
+  connectionSetting,
+  hasIdentitySettings,
+  newCosmosClient,
+  resolveSettingReferences,
+  type Settings,
+} from '../connections.ts';
 import type { RegisteredFunction } from '../core-api.ts';
-import type { Host, Listener, TriggerBinding, TriggerKind } from '../host.ts';
+import { type Host, IndexingError, type Listener, type TriggerBinding, type TriggerKind } from '../host.ts';
 import { Outage, Pauses } from '../listeners.ts';
 import { invokeWithRetries } from '../retry.ts';
 
@@ -193,9 +199,30 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   };
 }
 
+/**
+ * The extension's check as it indexes the trigger: a connection (or lease connection) neither set nor
+ * given by `<name>__…` identity settings puts the function in error, in its words, wrapped as its
+ * binding provider wraps them (the monitored and lease containers named).
+ */
+function checkConnections(settings: Settings, trigger: TriggerBinding): void {
+  const connection = String(trigger.connection ?? '');
+  for (const name of [connection, String(trigger.leaseConnection ?? connection)]) {
+    if (connectionSetting(settings, name) || hasIdentitySettings(settings, name)) continue;
+    const value = (property: unknown, otherwise = '') =>
+      property === undefined ? otherwise : resolveSettingReferences(String(property), settings);
+    const database = value(trigger.databaseName);
+    const missing = `Cosmos DB connection configuration '${name}' does not exist. Make sure that it is a defined App Setting.`;
+    throw new IndexingError(
+      `Cannot create container information for ${value(trigger.containerName)} in database ${database} with lease ${value(trigger.leaseContainerName, 'leases')} in database ${value(trigger.leaseDatabaseName, database)} : ${missing} Microsoft.Azure.WebJobs.Extensions.CosmosDB: ${missing}`,
+      'Microsoft.Azure.WebJobs.Extensions.CosmosDB',
+    );
+  }
+}
+
 export const cosmosDBTrigger: TriggerKind = {
   type: 'cosmosDBTrigger',
   listen,
+  index: checkConnections,
   /** The admin input is the documents as a JSON array (or one document). */
   async adminInput(_host, _fn, trigger, input) {
     let documents: unknown;

@@ -53,3 +53,11 @@ for (const [name, options] of [
     ...options,
     handler: () => {},
   });
+
+// A connection that no setting names: the extension cannot index it.
+app.cosmosDB('unconnected', {
+  connection: 'NoSuchCosmos',
+  databaseName: 'TasksDB',
+  containerName: 'Tasks',
+  handler: () => {},
+});
