@@ -6,7 +6,7 @@ import { repositoryRoot } from '../core/apps.ts';
 import { testContext, testDataDir } from '../core/testing.ts';
 import type { ComponentUnderTest } from '../stack/test-support.ts';
 import { startComponent } from '../stack/test-support.ts';
-import { loadHostConfig } from './config.ts';
+import { loadHostConfig, parseTimeSpan } from './config.ts';
 import { appPath } from './test/helpers.ts';
 
 const data = testDataDir();
@@ -170,5 +170,26 @@ describe('functions in error', () => {
     expect((await metadata('off')).isDisabled).toBe(true);
     expect((await metadata('first')).isDisabled).toBe(false);
     expect((await fetch(`${base}/api/off`)).status).toBe(404);
+  });
+});
+
+describe('TimeSpan values (timer schedules, functionTimeout)', () => {
+  it(".NET's TimeSpan.Parse forms: days alone, hh:mm, d.hh:mm:ss, d:hh:mm:ss", () => {
+    const hour = 3_600_000;
+    expect(parseTimeSpan('6')).toBe(6 * 24 * hour);
+    expect(parseTimeSpan('00:05')).toBe(5 * 60_000);
+    expect(parseTimeSpan('6:12:14')).toBe(6 * hour + 12 * 60_000 + 14_000);
+    expect(parseTimeSpan('6.12:14:45')).toBe(parseTimeSpan('6:12:14:45'));
+    expect(parseTimeSpan('00:00:59.5')).toBe(59_500);
+  });
+
+  it('reads three numbers whose first is no hour as days, hours, minutes: 24:00:00 is 24 days', () => {
+    expect(parseTimeSpan('24:00:00')).toBe(24 * 86_400_000);
+    expect(parseTimeSpan('23:00:00')).toBe(23 * 3_600_000);
+  });
+
+  it('refuses a component out of its range, as .NET does', () => {
+    for (const text of ['0:60:0', '0:0:60', '6:34:14:45', '10:', ':10', '10.12', '25:30:00'])
+      expect(parseTimeSpan(text), text).toBeUndefined();
   });
 });
