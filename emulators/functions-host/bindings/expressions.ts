@@ -25,6 +25,22 @@ function formatDate(date: Date, format = "yyyy-MM-dd'T'HH-mm-ss'Z'"): string {
   );
 }
 
+/** A GUID as .NET's Guid.ToString(format) writes it (`{rand-guid:N}`): D (default), N, B or P. */
+function formatGuid(guid: string, format = 'D'): string {
+  switch (format.toUpperCase()) {
+    case 'D':
+      return guid;
+    case 'N':
+      return guid.replaceAll('-', '');
+    case 'B':
+      return `{${guid}}`;
+    case 'P':
+      return `(${guid})`;
+    default:
+      throw new Error(`Format string can be only "D", "d", "N", "n", "P", "p", "B", "b", "X" or "x".`);
+  }
+}
+
 function lookup(data: Record<string, unknown>, path: string): unknown {
   let current: unknown = data;
   for (const part of path.split('.')) {
@@ -52,7 +68,7 @@ export function resolveExpression(
 ): string {
   return resolveSettingReferences(template, settings).replace(/\{([^{}]+)\}/g, (_, expression: string) => {
     const [name = '', format] = expression.split(/:(.*)/s);
-    if (name.toLowerCase() === 'rand-guid') return randomUUID();
+    if (name.toLowerCase() === 'rand-guid') return formatGuid(randomUUID(), format);
     if (name.toLowerCase() === 'datetime') return formatDate(now, format);
     return String(dataValue(bindingData, name));
   });
