@@ -27,8 +27,11 @@ export interface TriggerInput {
   reason: string;
   /** Set when the trigger must know the id beforehand (HTTP streaming names it to the app's proxy). */
   invocationId?: string;
-  /** Values binding expressions such as `{name}` may use in output paths. */
-  bindingData?: Record<string, unknown>;
+  /**
+   * Values binding expressions such as `{name}` may use in input and output paths; a function when
+   * they cost something to build (an HTTP request's), so that they are built only if a binding reads them.
+   */
+  bindingData?: Record<string, unknown> | BindingData;
   /** Set when a retry policy applies (retry.ts). */
   retryContext?: RpcRetryContext;
 }
@@ -42,17 +45,29 @@ export interface InvocationOutcome {
   error?: unknown;
 }
 
+/** An invocation's binding data, built at most once, when a binding first reads it. */
+export type BindingData = () => Record<string, unknown>;
+
+function lazily(data: TriggerInput['bindingData']): BindingData {
+  if (typeof data !== 'function') return () => data ?? {};
+  let built: Record<string, unknown> | undefined;
+  return () => {
+    built ??= data();
+    return built;
+  };
+}
+
 /** Writes a finished invocation's output bindings (blob, Event Grid …). Throwing fails the invocation. */
 export type OutputWriter = (
   fn: RegisteredFunction,
   response: RpcInvocationResponse,
-  bindingData: Record<string, unknown>,
+  bindingData: BindingData,
 ) => Promise<void>;
 
 /** Reads a function's input bindings (blob, Cosmos DB …) as input data. Throwing fails the invocation. */
 export type InputReader = (
   fn: RegisteredFunction,
-  bindingData: Record<string, unknown>,
+  bindingData: BindingData,
 ) => Promise<RpcParameterBinding[]>;
 
 class FunctionTimeoutError extends Error {}
@@ -214,8 +229,9 @@ export class Invoker {
     const model = this.registry.programmingModel;
     if (!model) throw new Error('the app never registered a programming model');
     let invocationContext: unknown;
+    const bindingData = lazily(trigger.bindingData);
     // Input bindings are read first, inside the invocation (and its timeout), as the host binds them.
-    const bound = await this.readInputs(fn, trigger.bindingData ?? {});
+    const bound = await this.readInputs(fn, bindingData);
     const coreContext: CoreInvocationContext = {
       invocationId,
       request: {
@@ -258,7 +274,7 @@ export class Invoker {
     if (post.error !== null && post.error !== undefined) throw post.error;
 
     const response = await invocation.getResponse(context, post.result);
-    if (!cancelled()) await this.writeOutputs(fn, response, trigger.bindingData ?? {});
+    if (!cancelled()) await this.writeOutputs(fn, response, bindingData);
     return response;
   }
 }

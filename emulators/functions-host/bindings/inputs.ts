@@ -8,7 +8,7 @@ import type { StackClock } from '../../core/clock.ts';
 import { blobService, cosmosClient, isNotFound, type Settings } from '../connections.ts';
 import type { BindingInfo, RegisteredFunction, RpcParameterBinding, RpcTypedData } from '../core-api.ts';
 import { perFunction } from '../host.ts';
-import type { InputReader } from '../invoke.ts';
+import type { BindingData, InputReader } from '../invoke.ts';
 import { splitBlobPath } from './data.ts';
 import { resolveExpression, sqlQuery } from './expressions.ts';
 
@@ -65,17 +65,17 @@ const inputsOf = perFunction((fn) =>
 );
 
 export function inputReader(settings: Settings, clock: StackClock): InputReader {
-  return async (fn: RegisteredFunction, bindingData: Record<string, unknown>) => {
+  return async (fn: RegisteredFunction, bindingData: BindingData) => {
     const inputs: RpcParameterBinding[] = [];
     for (const [name, binding] of inputsOf(fn)) {
       const resolve = (template: unknown) =>
         template === undefined || template === null
           ? undefined
-          : resolveExpression(String(template), bindingData, settings, clock.date());
+          : resolveExpression(String(template), bindingData(), settings, clock.date());
       const type = binding.type.toLowerCase();
       let data: RpcTypedData;
       if (type === 'blob') data = await readBlob(binding, settings, resolve(binding.path) ?? '');
-      else if (type === 'cosmosdb') data = await readCosmos(binding, settings, resolve, bindingData);
+      else if (type === 'cosmosdb') data = await readCosmos(binding, settings, resolve, bindingData());
       else throw new Error(`input binding type '${binding.type}' (${name}) is not supported by this host`);
       inputs.push({ name, data });
     }

@@ -7,7 +7,7 @@ import type { StackClock } from '../../core/clock.ts';
 import { blobService, type Settings } from '../connections.ts';
 import type { BindingInfo, RegisteredFunction, RpcInvocationResponse, RpcTypedData } from '../core-api.ts';
 import { perFunction } from '../host.ts';
-import type { OutputWriter } from '../invoke.ts';
+import type { BindingData, OutputWriter } from '../invoke.ts';
 import { splitBlobPath, typedDataBytes } from './data.ts';
 import { publishEvents } from './eventgrid.ts';
 import { resolveExpression } from './expressions.ts';
@@ -54,17 +54,13 @@ const outputsOf = perFunction((fn) =>
 
 /** Writes outputs; once `stopping` (the host's stop) is aborted, the Event Grid output retries no more. */
 export function outputWriter(settings: Settings, clock: StackClock, stopping: AbortSignal): OutputWriter {
-  return async (
-    fn: RegisteredFunction,
-    response: RpcInvocationResponse,
-    bindingData: Record<string, unknown>,
-  ) => {
+  return async (fn: RegisteredFunction, response: RpcInvocationResponse, bindingData: BindingData) => {
     for (const [name, binding] of outputsOf(fn)) {
       const type = binding.type.toLowerCase();
       const data = outputValue(name, response);
       if (data === undefined) continue;
       if (type === 'blob') {
-        const path = resolveExpression(String(binding.path ?? ''), bindingData, settings, clock.date());
+        const path = resolveExpression(String(binding.path ?? ''), bindingData(), settings, clock.date());
         await writeBlob(binding, data, settings, path);
       } else if (type === 'eventgrid') {
         await publishEvents(binding, data, settings, stopping);

@@ -29,8 +29,12 @@ export function toRpcHttp(
  */
 function rpcHeaders(req: IncomingMessage): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const [name, values] of Object.entries(req.headersDistinct)) {
-    if (values) headers[name] = values.join(',');
+  const raw = req.rawHeaders;
+  // From the raw lines: cheaper than req.headersDistinct, which builds an array per name.
+  for (let at = 0; at < raw.length; at += 2) {
+    const name = (raw[at] as string).toLowerCase();
+    const value = raw[at + 1] as string;
+    headers[name] = Object.hasOwn(headers, name) ? `${headers[name]},${value}` : value;
   }
   return headers;
 }
@@ -170,14 +174,17 @@ export function sendRpcHttp(res: ServerResponse, data: RpcHttpData | undefined, 
   // One object for writeHead rather than a setHeader call per header (the library's names are unique).
   const headers: Record<string, string | number | string[]> = {};
   for (const name in data?.headers) {
-    if (!hopByHop.has(name.toLowerCase())) headers[name] = data.headers[name] as string;
+    if (hopByHop.has(name.toLowerCase())) continue;
+    const value = data.headers[name] as string;
+    checkHeaderValue(String(value));
+    headers[name] = value;
   }
   if (data?.cookies?.length) {
     const cookies = data.cookies.map(setCookie);
+    for (const cookie of cookies) checkHeaderValue(cookie);
     const set = headers['set-cookie'];
     headers['set-cookie'] = set === undefined ? cookies : [set as string, ...cookies];
   }
-  for (const value of Object.values(headers)) for (const one of [value].flat()) checkHeaderValue(String(one));
   // 204 and 304 carry no body, so no length either.
   const bodyless = status === 204 || status === 304;
   if (!bodyless) headers['content-length'] = body.length;

@@ -124,7 +124,7 @@ export async function serveFunction(
   }
   if (host.httpStreamUri) {
     // The body streams to the function: it gives no binding data.
-    const bindingData = httpBindingData(req, url, params, undefined);
+    const bindingData = () => httpBindingData(req, url, params, undefined);
     const call = { reason: REASON, bindingData, limit: MAX_REQUEST_BYTES };
     await serveStreaming(host, route.fn, route.bindingName, params, req, res, call);
     return true;
@@ -135,7 +135,7 @@ export async function serveFunction(
   const outcome = await host.invoker.invoke(route.fn, {
     inputData: [{ name: route.bindingName, data: { http: toRpcHttp(req, body, host.baseUrl, params) } }],
     reason: REASON,
-    bindingData: httpBindingData(req, url, params, body),
+    bindingData: () => httpBindingData(req, url, params, body),
   });
   if (!outcome.succeeded) {
     // The trace is in the log; the client learns only that the function failed.

@@ -96,6 +96,7 @@ export function pathSegments(path: string): PathSegments {
 
 /** The characters ASP.NET's PathString writes unescaped: RFC 3986's pchar and `/`, ASCII only. */
 const PATH_CHAR = /[A-Za-z0-9\-._~!$&'()*+,;=:@/]/;
+const PLAIN_PATH = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/]*$/;
 
 /**
  * .NET's Uri.EscapeDataString: everything but RFC 3986's unreserved characters, percent-encoded as
@@ -112,6 +113,8 @@ export const escapeDataString = (text: string) =>
  * host gives the function: what is no path character is escaped (UTF-8), a `%XX` already there kept.
  */
 export function pathToUriComponent(path: string): string {
+  // Most paths need nothing escaped: spare them a callback per character.
+  if (PLAIN_PATH.test(path)) return path;
   return path.replace(/%[0-9A-Fa-f]{2}|[\s\S]/gu, (part) =>
     part.length === 3 || PATH_CHAR.test(part) ? part : escapeDataString(part),
   );

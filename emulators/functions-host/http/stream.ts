@@ -10,6 +10,7 @@ import { Transform } from 'node:stream';
 import { BodyTooLargeError } from '../../core/http.ts';
 import type { RegisteredFunction, RpcTypedData } from '../core-api.ts';
 import type { Host } from '../host.ts';
+import type { BindingData } from '../invoke.ts';
 
 const INVOCATION_HEADER = 'x-ms-invocation-id';
 
@@ -31,7 +32,7 @@ export async function serveStreaming(
   params: Record<string, string>,
   req: IncomingMessage,
   res: ServerResponse,
-  call: { reason: string; bindingData: Record<string, unknown>; limit: number },
+  call: { reason: string; bindingData: BindingData; limit: number },
 ): Promise<void> {
   if (Number(req.headers['content-length'] ?? 0) > call.limit) throw new BodyTooLargeError(call.limit);
   const invocationId = randomUUID();
