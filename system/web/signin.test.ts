@@ -9,12 +9,12 @@
  */
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { CosmosClient } from '@azure/cosmos';
 import type { APIResponse, Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EmulatorContext } from '../../emulators/core/emulator.ts';
+import { close, LOOPBACK, listen } from '../../emulators/core/http.ts';
 import { launchChromium, testContext, testDataDir } from '../../emulators/core/testing.ts';
 import type { Stack } from '../../emulators/stack/launcher.ts';
 import { type ComponentUnderTest, startComponent } from '../../emulators/stack/test-support.ts';
@@ -365,8 +365,7 @@ describe('variant B in chromium', () => {
       res.writeHead(401, { 'content-type': 'application/json' });
       res.end('{"error":{"code":"InvalidAuthenticationToken","message":"Access token validation failure."}}');
     });
-    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
-    const graph = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/v1.0`;
+    const graph = `http://${LOOPBACK}:${await listen(refusing, 0)}/v1.0`;
     const port = Number(new URL(web.url).port);
     await web.stop();
     web = await startWebApp({ ...settings, GraphBaseUrl: graph }, port);
@@ -396,7 +395,7 @@ describe('variant B in chromium', () => {
     } finally {
       await web.stop();
       web = await startWebApp(settings, port);
-      await new Promise((resolve) => refusing.close(resolve));
+      await close(refusing);
     }
   });
 
