@@ -10,14 +10,8 @@ import { LOOPBACK } from '../core/http.ts';
 import { type AmqpServer, probe, startAmqpServer } from './amqp/server.ts';
 import { entraVerifier } from './service/entra.ts';
 import { EventHubsNamespace } from './service/namespace.ts';
+import { tierLimits } from './service/tiers.ts';
 
-/** Largest event or batch a link accepts, by namespace tier. */
-const MAX_MESSAGE_SIZE: Record<string, number> = {
-  Basic: 256 * 1024,
-  Standard: 1024 * 1024,
-  Premium: 1024 * 1024,
-  Dedicated: 1024 * 1024,
-};
 /** The namespace's shared access policy, as Azure creates it. */
 const KEY_NAME = 'RootManageSharedAccessKey';
 
@@ -33,8 +27,7 @@ export default defineEmulator({
   }),
   async start(options, context) {
     const { sku, hubs } = context.topology.eventHubs;
-    const maxMessageSize = MAX_MESSAGE_SIZE[sku];
-    if (maxMessageSize === undefined) throw new Error(`unknown Event Hubs tier '${sku}'`);
+    const { maxMessageSize } = tierLimits(sku, hubs);
     const namespace = new EventHubsNamespace(hubs, context.stateDir, context.clock);
     const rule = { name: KEY_NAME, key: context.secrets.eventHubsKey };
     const { issuer, jwksUri } = options;
