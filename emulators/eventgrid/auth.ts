@@ -1,8 +1,8 @@
 /**
- * Publisher authentication as Event Grid does it: the topic access key in `aeg-sas-key`, or a shared
- * access signature in `aeg-sas-token` (`r=<resource>&e=<expiry>&s=<signature>`, the signature an
- * HMAC-SHA256 of `r=…&e=…` keyed with the base64-decoded access key, as `generateSharedAccessSignature`
- * of `@azure/eventgrid` makes it).
+ * Publisher authentication as Event Grid does it: the topic access key in the `aeg-sas-key` header or
+ * query parameter, or a shared access signature in `aeg-sas-token` (`r=<resource>&e=<expiry>&s=<signature>`,
+ * the signature an HMAC-SHA256 of `r=…&e=…` keyed with the base64-decoded access key, as
+ * `generateSharedAccessSignature` of `@azure/eventgrid` makes it).
  */
 import { createHmac } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -21,7 +21,7 @@ const SAS_FORMAT =
   'Invalid key in aeg-sas-token. Valid format :r=UrlEncodedResource&e=UrlEncodedUtcExpiration&s=UrlEncodedSignature.';
 
 /** `M/d/yyyy h:mm:ss AM|PM` (UTC) → ms since the epoch, or NaN. */
-function parseServiceTime(text: string): number {
+function parseExpiry(text: string): number {
   const m = /^(\d{1,2})\/(\d{1,2})\/(\d{4}) (\d{1,2}):(\d{2}):(\d{2}) (AM|PM)$/.exec(text);
   if (!m) return Number.NaN;
   const [, month, day, year, hour, minute, second, half] = m.map((part) => part ?? '');
@@ -31,7 +31,7 @@ function parseServiceTime(text: string): number {
 
 export interface PublisherAuth {
   /** Throws the EventGridError Azure would answer when the request may not publish to `topicUrl`. */
-  check(headers: IncomingHttpHeaders, topicUrl: string): void;
+  check(headers: IncomingHttpHeaders, query: URLSearchParams, topicUrl: string): void;
 }
 
 export function publisherAuth(key: string, host: string, clock: StackClock): PublisherAuth {
@@ -62,7 +62,7 @@ export function publisherAuth(key: string, host: string, clock: StackClock): Pub
     // The resource names the topic URL plus an api version; the query part is not compared.
     const forTopic =
       decodedResource.split('?')[0]?.replace(/\/$/, '').toLowerCase() === topicUrl.toLowerCase();
-    const expires = parseServiceTime(decodedExpiry);
+    const expires = parseExpiry(decodedExpiry);
     const expected = createHmac('sha256', Buffer.from(key, 'base64'))
       .update(`r=${resource}&e=${expiry}`)
       .digest('base64');
@@ -70,8 +70,8 @@ export function publisherAuth(key: string, host: string, clock: StackClock): Pub
   }
 
   return {
-    check(headers, topicUrl) {
-      const sasKey = headers['aeg-sas-key'];
+    check(headers, query, topicUrl) {
+      const sasKey = headers['aeg-sas-key'] ?? query.get('aeg-sas-key') ?? undefined;
       const sasToken = headers['aeg-sas-token'];
       if (typeof sasKey === 'string') {
         if (sasKey === '')

@@ -142,6 +142,29 @@ describe('publishing with @azure/eventgrid', () => {
   });
 });
 
+describe('the other ways Event Grid documents to present a key or a signature', () => {
+  it('the access key as the aeg-sas-key query parameter', async () => {
+    const query = `aeg-sas-key=${encodeURIComponent(context.secrets.eventGridKey)}`;
+    const response = await fetch(`${endpoint}?api-version=2018-01-01&${query}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([validEvent('q-1')]),
+    });
+    expect(response.status).toBe(200);
+    await expect.poll(() => receiver.deliveriesOf('q-1').length, { timeout: 60_000 }).toBe(1);
+    const wrong = await fetch(
+      `${endpoint}?aeg-sas-key=${encodeURIComponent(Buffer.alloc(32, 1).toString('base64'))}`,
+      {
+        method: 'POST',
+        body: JSON.stringify([validEvent('q-2')]),
+      },
+    );
+    expect(await errorOf(wrong, 401, 'Unauthorized', 'Unauthorized')).toBe(
+      'The request authorization key is not authorized for 127.0.0.1.',
+    );
+  });
+});
+
 describe('what the topic refuses, with Event Grid status and body', () => {
   it('no key, a wrong key, a key that is not base64', async () => {
     const missing = await post([validEvent('k-1')], {});

@@ -36,7 +36,7 @@ export function eventGridHandler(options: RoutesOptions) {
   const { topics, origin, auth, deliverer } = options;
 
   async function publish(req: IncomingMessage, res: ServerResponse) {
-    const path = new URL(req.url ?? '/', origin).pathname;
+    const { pathname: path, searchParams } = new URL(req.url ?? '/', origin);
     const name = /^\/([^/]+)\/api\/events\/?$/i.exec(path)?.[1];
     const topic = name === undefined ? undefined : topics.get(name.toLowerCase());
     if (!topic) {
@@ -56,7 +56,7 @@ export function eventGridHandler(options: RoutesOptions) {
         ALLOW,
       );
     }
-    auth.check(req.headers, topic.url);
+    auth.check(req.headers, searchParams, topic.url);
     let body: Buffer;
     try {
       body = await readBody(req, MAX_REQUEST_BYTES);
