@@ -1,8 +1,9 @@
 /**
  * Publisher authentication as Event Grid does it: the topic access key in the `aeg-sas-key` header or
- * query parameter, or a shared access signature in `aeg-sas-token` (`r=<resource>&e=<expiry>&s=<signature>`,
- * the signature an HMAC-SHA256 of `r=…&e=…` keyed with the base64-decoded access key, as
- * `generateSharedAccessSignature` of `@azure/eventgrid` makes it).
+ * query parameter, or a shared access signature in the `aeg-sas-token` header or as `Authorization:
+ * SharedAccessSignature <token>` (`r=<resource>&e=<expiry>&s=<signature>`, the signature an HMAC-SHA256
+ * of `r=…&e=…` keyed with the base64-decoded access key, as `generateSharedAccessSignature` of
+ * `@azure/eventgrid` makes it).
  */
 import { createHmac } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -72,7 +73,8 @@ export function publisherAuth(key: string, host: string, clock: StackClock): Pub
   return {
     check(headers, query, topicUrl) {
       const sasKey = headers['aeg-sas-key'] ?? query.get('aeg-sas-key') ?? undefined;
-      const sasToken = headers['aeg-sas-token'];
+      const sasToken =
+        headers['aeg-sas-token'] ?? /^SharedAccessSignature\s+(.*)$/i.exec(headers.authorization ?? '')?.[1];
       if (typeof sasKey === 'string') {
         if (sasKey === '')
           throw new EventGridError(400, 'InvalidSas', 'Request must have a value for aeg-sas-key.');

@@ -143,6 +143,8 @@ describe('publishing with @azure/eventgrid', () => {
 });
 
 describe('the other ways Event Grid documents to present a key or a signature', () => {
+  const inAnHour = () => new Date(context.clock.now() + 3_600_000);
+
   it('the access key as the aeg-sas-key query parameter', async () => {
     const query = `aeg-sas-key=${encodeURIComponent(context.secrets.eventGridKey)}`;
     const response = await fetch(`${endpoint}?api-version=2018-01-01&${query}`, {
@@ -162,6 +164,14 @@ describe('the other ways Event Grid documents to present a key or a signature', 
     expect(await errorOf(wrong, 401, 'Unauthorized', 'Unauthorized')).toBe(
       'The request authorization key is not authorized for 127.0.0.1.',
     );
+  });
+
+  it('a signature in the Authorization header, scheme SharedAccessSignature', async () => {
+    const key = new AzureKeyCredential(context.secrets.eventGridKey);
+    const token = await generateSharedAccessSignature(endpoint, key, inAnHour());
+    const response = await post([validEvent('a-1')], { authorization: `SharedAccessSignature ${token}` });
+    expect(response.status).toBe(200);
+    await expect.poll(() => receiver.deliveriesOf('a-1').length, { timeout: 60_000 }).toBe(1);
   });
 });
 
