@@ -3,13 +3,14 @@
  * query parameter, or a shared access signature in the `aeg-sas-token` header or as `Authorization:
  * SharedAccessSignature <token>` (`r=<resource>&e=<expiry>&s=<signature>`, the signature an HMAC-SHA256
  * of `r=…&e=…` keyed with the base64-decoded access key, as `generateSharedAccessSignature` of
- * `@azure/eventgrid` makes it).
+ * `@azure/eventgrid` and the documentation's C# and Python examples make it).
  */
 import { createHmac } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { StackClock } from '../core/clock.ts';
 import { sameKey } from '../core/compare.ts';
 import { EventGridError } from './errors.ts';
+import { ISO_8601 } from './events.ts';
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
@@ -21,9 +22,14 @@ const NOT_BASE64 =
 const SAS_FORMAT =
   'Invalid key in aeg-sas-token. Valid format :r=UrlEncodedResource&e=UrlEncodedUtcExpiration&s=UrlEncodedSignature.';
 
-/** `M/d/yyyy h:mm:ss AM|PM` (UTC) → ms since the epoch, or NaN. */
+/**
+ * A token's expiry → ms since the epoch, or NaN: `M/d/yyyy h:mm:ss AM|PM` (UTC) as .NET's en-US
+ * `ToString` writes it (newer .NET puts a no-break space before AM/PM), or ISO 8601 as Python's
+ * `isoformat()` writes it (no zone: UTC).
+ */
 function parseExpiry(text: string): number {
-  const m = /^(\d{1,2})\/(\d{1,2})\/(\d{4}) (\d{1,2}):(\d{2}):(\d{2}) (AM|PM)$/.exec(text);
+  if (ISO_8601.test(text)) return Date.parse(/(Z|[+-]\d{2}:\d{2})$/i.test(text) ? text : `${text}Z`);
+  const m = /^(\d{1,2})\/(\d{1,2})\/(\d{4}) (\d{1,2}):(\d{2}):(\d{2})[ \u00a0\u202f](AM|PM)$/.exec(text);
   if (!m) return Number.NaN;
   const [, month, day, year, hour, minute, second, half] = m.map((part) => part ?? '');
   const hours = (Number(hour) % 12) + (half === 'PM' ? 12 : 0);
@@ -55,7 +61,8 @@ export function publisherAuth(key: string, host: string, clock: StackClock): Pub
       throw new EventGridError(400, 'InvalidSas', SAS_FORMAT);
     let decoded: string[];
     try {
-      decoded = [resource, expiry, signature].map(decodeURIComponent);
+      // Form decoding, as .NET's UrlDecode: the documented generators write a space as '+'.
+      decoded = [resource, expiry, signature].map((part) => decodeURIComponent(part.replaceAll('+', ' ')));
     } catch {
       throw new EventGridError(400, 'InvalidSas', SAS_FORMAT);
     }

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import {
   AzureKeyCredential,
   AzureSASCredential,
@@ -142,6 +143,22 @@ describe('publishing with @azure/eventgrid', () => {
   });
 });
 
+/**
+ * A token as the Event Grid documentation's own generators make it, with the URL encoding each uses:
+ * .NET's `HttpUtility.UrlEncode` (C#) and Python's `quote_plus` both write a space as `+`; .NET writes
+ * lower-case hex.
+ */
+function documentedToken(resource: string, expiry: string, encode: (text: string) => string) {
+  const unsigned = `r=${encode(resource)}&e=${encode(expiry)}`;
+  const signature = createHmac('sha256', Buffer.from(context.secrets.eventGridKey, 'base64'))
+    .update(unsigned)
+    .digest('base64');
+  return `${unsigned}&s=${encode(signature)}`;
+}
+const quotePlus = (text: string) => encodeURIComponent(text).replace(/%20/g, '+');
+const httpUtilityUrlEncode = (text: string) =>
+  quotePlus(text).replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase());
+
 describe('the other ways Event Grid documents to present a key or a signature', () => {
   const inAnHour = () => new Date(context.clock.now() + 3_600_000);
 
@@ -172,6 +189,27 @@ describe('the other ways Event Grid documents to present a key or a signature', 
     const response = await post([validEvent('a-1')], { authorization: `SharedAccessSignature ${token}` });
     expect(response.status).toBe(200);
     await expect.poll(() => receiver.deliveriesOf('a-1').length, { timeout: 60_000 }).toBe(1);
+  });
+
+  it("tokens made by the documentation's C# and Python examples (spaces as '+', an ISO expiry)", async () => {
+    // C#: expirationUtc.ToString(en-US), e.g. "6/15/2030 6:20:15 PM".
+    const expiry = inAnHour();
+    const hours = expiry.getUTCHours();
+    const dotnet = `${expiry.getUTCMonth() + 1}/${expiry.getUTCDate()}/${expiry.getUTCFullYear()} ${hours % 12 || 12}:${String(expiry.getUTCMinutes()).padStart(2, '0')}:${String(expiry.getUTCSeconds()).padStart(2, '0')} ${hours < 12 ? 'AM' : 'PM'}`;
+    const csharp = documentedToken(endpoint, dotnet, httpUtilityUrlEncode);
+    expect(csharp).toMatch(/&e=\d+%2f\d+%2f\d{4}\+\d+%3a\d{2}%3a\d{2}\+[AP]M&/);
+    expect((await post([validEvent('d-1')], { 'aeg-sas-token': csharp })).status).toBe(200);
+    // Python: datetime.utcnow().isoformat(), microseconds and no zone (UTC).
+    const python = documentedToken(endpoint, `${expiry.toISOString().slice(0, -1)}123`, quotePlus);
+    expect((await post([validEvent('d-2')], { 'aeg-sas-token': python })).status).toBe(200);
+    const expired = documentedToken(
+      endpoint,
+      new Date(context.clock.now() - 60_000).toISOString(),
+      quotePlus,
+    );
+    expect((await post([validEvent('d-3')], { 'aeg-sas-token': expired })).status).toBe(401);
+    await expect.poll(() => receiver.deliveriesOf('d-2').length, { timeout: 60_000 }).toBe(1);
+    expect(receiver.deliveriesOf('d-3')).toEqual([]);
   });
 });
 
