@@ -108,6 +108,16 @@ describe('Event Grid trigger webhook', () => {
     expect(await response.text()).toBe("cannot find function: 'nope'");
   });
 
+  it('finds the function by its name as registered, case and all (the extension keys a Dictionary by it)', async () => {
+    const response = await webhook(`functionName=ONTASKCREATED&code=${secrets.eventGridExtensionKey}`, {
+      method: 'POST',
+      headers: { 'aeg-event-type': 'Notification' },
+      body: JSON.stringify([gridEvent('case', { Title: 'case' })]),
+    });
+    expect(response.status).toBe(404);
+    expect(await response.text()).toBe("cannot find function: 'ONTASKCREATED'");
+  });
+
   it('completes the subscription validation handshake (Event Grid schema and CloudEvents)', async () => {
     const validate = (body: unknown) =>
       webhook(`functionName=onTaskCreated&code=${secrets.eventGridExtensionKey}`, {

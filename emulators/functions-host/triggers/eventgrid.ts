@@ -76,6 +76,8 @@ async function serve(host: Host, req: IncomingMessage, res: ServerResponse, url:
   if (
     req.method !== 'POST' ||
     !fn ||
+    // The extension looks its listeners up by exact name (a Dictionary with the default comparer).
+    fn.name !== name ||
     triggerOf(fn).type.toLowerCase() !== 'eventgridtrigger' ||
     isDisabled(host.settings, fn)
   ) {
