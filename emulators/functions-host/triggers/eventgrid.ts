@@ -38,7 +38,7 @@ function parseEvents(body: Buffer): Event[] | undefined {
   try {
     const parsed = JSON.parse(body.toString('utf8')) as unknown;
     const events = Array.isArray(parsed) ? parsed : [parsed];
-    return events.length > 0 && events.every(isEvent) ? events : undefined;
+    return events.every(isEvent) ? events : undefined;
   } catch {
     return undefined;
   }
