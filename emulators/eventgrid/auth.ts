@@ -28,7 +28,7 @@ const SAS_FORMAT =
  * `isoformat()` writes it (no zone: UTC).
  */
 function parseExpiry(text: string): number {
-  if (ISO_8601.test(text)) return Date.parse(/(Z|[+-]\d{2}:\d{2})$/i.test(text) ? text : `${text}Z`);
+  if (ISO_8601.test(text)) return Date.parse(/(Z|[+-]\d{2}:?\d{2})$/i.test(text) ? text : `${text}Z`);
   const m = /^(\d{1,2})\/(\d{1,2})\/(\d{4}) (\d{1,2}):(\d{2}):(\d{2})[ \u00a0\u202f](AM|PM)$/.exec(text);
   if (!m) return Number.NaN;
   const [, month, day, year, hour, minute, second, half] = m.map((part) => part ?? '');

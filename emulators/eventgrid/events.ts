@@ -37,7 +37,8 @@ const PROPERTIES = new Set([
 ]);
 /** The order in which the service reports missing properties. */
 const REQUIRED = ['subject', 'id', 'eventType', 'eventTime'] as const;
-export const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$/i;
+/** ISO 8601 as the service reads it: the offset may lack its colon (`date +%z` writes `+0000`). */
+export const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
 
 export const invalid = (message: string) => new EventGridError(400, 'InputJsonInvalid', message);
 export const nonConforming = (schema = SCHEMA) =>

@@ -275,6 +275,16 @@ describe('what the topic refuses, with Event Grid status and body', () => {
     expect([...pending, ...attempts].filter((d) => d.eventId.startsWith('b-'))).toEqual([]);
   });
 
+  it("the quickstart's curl publish: an eventTime from `date +%Y-%m-%dT%H:%M:%S%z` (offset without a colon)", async () => {
+    // curl -X POST -H "aeg-sas-key: $key" -d "$event" $endpoint: -d sends a form content type.
+    const response = await post([{ ...validEvent('z-1'), eventTime: '2017-08-10T21:03:07+0000' }], {
+      'aeg-sas-key': context.secrets.eventGridKey,
+      'content-type': 'application/x-www-form-urlencoded',
+    });
+    expect(response.status).toBe(200);
+    await expect.poll(() => receiver.deliveriesOf('z-1').length, { timeout: 60_000 }).toBe(1);
+  });
+
   it('a publisher may name the topic itself, in any case', async () => {
     expect((await post([{ ...validEvent('t-1'), topic: TOPIC_ID.toUpperCase() }])).status).toBe(200);
   });
