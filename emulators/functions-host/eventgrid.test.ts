@@ -174,6 +174,11 @@ describe('Event Grid trigger webhook', () => {
     expect(executing?.message).toMatch(/Reason='EventGrid trigger fired at \d{4}-/);
   });
 
+  it('gives the function the trigger metadata the extension binds: data, not the envelope', async () => {
+    expect((await notify([gridEvent('meta', { id: 'meta' })])).status).toBe(202);
+    await waitFor('the metadata', () => logged('metadata of meta: data').length === 1);
+  });
+
   it('accepts CloudEvents, single and batched', async () => {
     const cloud = (id: string) => ({
       specversion: '1.0',

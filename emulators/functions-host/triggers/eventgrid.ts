@@ -15,18 +15,21 @@ import type { TriggerInput } from '../invoke.ts';
 const SYSTEM_KEY = 'eventgrid_extension';
 type Event = Record<string, unknown>;
 
+/**
+ * The event as the function's input; as trigger metadata and for binding expressions only its `data`
+ * (`{data.url}`), the one name the extension's binding data contract has.
+ */
 function eventInput(host: Host, trigger: TriggerBinding, event: Event, reason?: string): TriggerInput {
-  const metadata = Object.fromEntries(
-    Object.entries(event).map(([key, value]): [string, RpcTypedData] => [
-      key,
-      typeof value === 'string' ? { string: value } : { json: JSON.stringify(value) },
-    ]),
-  );
+  const { data } = event;
+  const metadata: Record<string, RpcTypedData> =
+    data === undefined
+      ? {}
+      : { data: typeof data === 'string' ? { string: data } : { json: JSON.stringify(data) } };
   return {
     inputData: [{ name: trigger.name, data: { json: JSON.stringify(event) } }],
     triggerMetadata: metadata,
     reason: reason ?? `EventGrid trigger fired at ${host.clock.date().toISOString()}`,
-    bindingData: event,
+    bindingData: { data },
   };
 }
 

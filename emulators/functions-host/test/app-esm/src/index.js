@@ -25,5 +25,6 @@ app.eventGrid('onTaskCreated', {
   handler: (event, context) => {
     if (event.data?.fail) throw new Error('event handler failed');
     context.log(`event ${event.type ?? event.eventType} ${event.subject} ${JSON.stringify(event.data)}`);
+    context.log(`metadata of ${event.id}: ${Object.keys(context.triggerMetadata ?? {}).join(',')}`);
   },
 });
