@@ -37,7 +37,10 @@ function parseExpiry(text: string): number {
 }
 
 export interface PublisherAuth {
-  /** Throws the EventGridError Azure would answer when the request may not publish to `topicUrl`. */
+  /**
+   * Throws the EventGridError Azure would answer when the request may not publish to `topicUrl`: the
+   * topic's `…/api/events` URL as the request named it (its Host header, its path).
+   */
   check(headers: IncomingHttpHeaders, query: URLSearchParams, topicUrl: string): void;
 }
 
@@ -67,9 +70,13 @@ export function publisherAuth(key: string, host: string, clock: StackClock): Pub
       throw new EventGridError(400, 'InvalidSas', SAS_FORMAT);
     }
     const [decodedResource = '', decodedExpiry = '', decodedSignature] = decoded;
-    // The resource names the topic URL plus an api version; the query part is not compared.
+    // The resource names a URL (plus an api version, not compared) that covers every URL under it, as
+    // Event Grid documents; but never more than one topic, each a host of its own in Azure.
+    const covered = (decodedResource.split('?')[0] ?? '').replace(/\/+$/, '').toLowerCase();
+    const target = topicUrl.toLowerCase();
     const forTopic =
-      decodedResource.split('?')[0]?.replace(/\/$/, '').toLowerCase() === topicUrl.toLowerCase();
+      (target === covered || target.startsWith(`${covered}/`)) &&
+      covered.length >= target.length - '/api/events'.length;
     const expires = parseExpiry(decodedExpiry);
     const expected = createHmac('sha256', Buffer.from(key, 'base64'))
       .update(`r=${resource}&e=${expiry}`)

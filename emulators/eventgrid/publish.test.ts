@@ -183,6 +183,28 @@ describe('the other ways Event Grid documents to present a key or a signature', 
     );
   });
 
+  it('a signature covers the URL it is sent to and what lies under its resource, within one topic', async () => {
+    const key = new AzureKeyCredential(context.secrets.eventGridKey);
+    // The topic under the other name of the same host, as a developer may write it.
+    const viaLocalhost = endpoint.replace('127.0.0.1', 'localhost');
+    const client = new EventGridPublisherClient(
+      viaLocalhost,
+      'EventGrid',
+      new AzureSASCredential(await generateSharedAccessSignature(viaLocalhost, key, inAnHour())),
+    );
+    await client.send([{ id: 'p-1', eventType: TYPE, subject: 'tasks/p-1', dataVersion: '1.0', data: {} }]);
+    await expect.poll(() => receiver.deliveriesOf('p-1').length, { timeout: 60_000 }).toBe(1);
+    // "Valid for all resources prefixed with the resource URI": the topic itself (in Azure, its host).
+    const topicRoot = endpoint.replace(/\/api\/events$/, '');
+    const forRoot = await generateSharedAccessSignature(topicRoot, key, inAnHour());
+    expect((await post([validEvent('p-2')], { 'aeg-sas-token': forRoot })).status).toBe(200);
+    // Not beyond it: every topic is a host of its own in Azure, so the shared origin covers none.
+    const forOrigin = await generateSharedAccessSignature(new URL(endpoint).origin, key, inAnHour());
+    expect((await post([validEvent('p-3')], { 'aeg-sas-token': forOrigin })).status).toBe(401);
+    const forOtherHost = await generateSharedAccessSignature(viaLocalhost, key, inAnHour());
+    expect((await post([validEvent('p-4')], { 'aeg-sas-token': forOtherHost })).status).toBe(401);
+  });
+
   it('a signature in the Authorization header, scheme SharedAccessSignature', async () => {
     const key = new AzureKeyCredential(context.secrets.eventGridKey);
     const token = await generateSharedAccessSignature(endpoint, key, inAnHour());

@@ -56,7 +56,7 @@ export function eventGridHandler(options: RoutesOptions) {
         ALLOW,
       );
     }
-    auth.check(req.headers, searchParams, topic.url);
+    auth.check(req.headers, searchParams, `https://${req.headers.host ?? ''}/${name}/api/events`);
     let body: Buffer;
     try {
       body = await readBody(req, MAX_REQUEST_BYTES);
