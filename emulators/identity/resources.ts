@@ -1,7 +1,8 @@
 /**
- * Resources, as Entra names them by scope: `api://<clientId>/<scope>` is the app's that exposes that API,
- * anything else (`User.Read`, `https://graph.microsoft.com/…`) is Microsoft Graph's. Access tokens for
- * them are JWTs in Entra's v2 shape rather than RFC 9068's.
+ * Resources, as Entra names them by scope: `api://<clientId>/<scope>` (its identifier URI) or
+ * `<clientId>/<scope>` (its application id) is the app's that exposes that API, anything else
+ * (`User.Read`, `https://graph.microsoft.com/…`) is Microsoft Graph's. Access tokens for them are JWTs in
+ * Entra's v2 shape rather than RFC 9068's.
  */
 import { type Configuration, errors } from 'oidc-provider';
 import type { Directory } from './directory.ts';
@@ -14,13 +15,29 @@ const GRAPH_SCOPES = ['User.Read'];
 export const OIDC_SCOPES = new Set(['openid', 'profile', 'email', 'offline_access']);
 export const ACCESS_TOKEN_TTL = 3600;
 
-/** `api://x/user_impersonation` → `api://x`; a bare name (`User.Read`) is Graph's, as at Entra. */
+/** `<application id>/…`: Entra's other way of naming a resource ("a valid URI … or a valid Guid"). */
+const APP_ID_SCOPE = /^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}\//i;
+
+/**
+ * `api://x/user_impersonation` → `api://x`, `<appId>/.default` → `<appId>`; a bare name (`User.Read`) is
+ * Graph's, as at Entra. The resource as the scope names it (resourceNamer gives the one URI it is known by).
+ */
 export const resourceOfScope = (scope: string) => {
   const slash = scope.lastIndexOf('/');
-  return /^[a-z]+:\/\//.test(scope) && slash > scope.indexOf('//') + 1
-    ? scope.slice(0, slash)
-    : GRAPH_RESOURCE;
+  const named = /^[a-z]+:\/\//.test(scope) ? slash > scope.indexOf('//') + 1 : APP_ID_SCOPE.test(scope);
+  return named ? scope.slice(0, slash) : GRAPH_RESOURCE;
 };
+
+/** The resource a scope names, by its identifier URI also when the scope names it by application id. */
+export function resourceNamer(directory: Directory) {
+  return (scope: string) => {
+    const named = resourceOfScope(scope);
+    if (!APP_ID_SCOPE.test(scope)) return named;
+    const appId = named.toLowerCase();
+    if (appId === GRAPH_APP_ID) return GRAPH_RESOURCE;
+    return directory.applications.find((app) => app.clientId === appId)?.identifierUri ?? named;
+  };
+}
 const bareScope = (scope: string) => scope.slice(scope.lastIndexOf('/') + 1);
 
 type Features = NonNullable<Configuration['features']>;
@@ -34,12 +51,16 @@ export function resources(directory: Directory, tenantId: string) {
     return app && { audience: app.clientId, scopes: app.scopes };
   }
 
-  /** Every scope value that names one of the resource's permissions. */
-  function scopeValues(indicator: string, server: { scopes: string[] }) {
-    const qualified = server.scopes.map((scope) => `${indicator}/${scope}`);
+  const resourceOf = resourceNamer(directory);
+
+  /** Every scope value that names one of the resource's permissions, by identifier URI or application id. */
+  function scopeValues(indicator: string, server: { audience: string; scopes: string[] }) {
+    const qualified = [indicator, server.audience].flatMap((prefix) =>
+      [...server.scopes, '.default'].map((scope) => `${prefix}/${scope}`),
+    );
     // Graph's permissions may be asked for bare (`User.Read`), as Entra allows.
     const bare = indicator === GRAPH_RESOURCE ? server.scopes : [];
-    return [...bare, ...qualified, `${indicator}/.default`].join(' ');
+    return [...bare, ...qualified].join(' ');
   }
 
   /**
@@ -64,7 +85,7 @@ export function resources(directory: Directory, tenantId: string) {
       const scopes = String(ctx.oidc.params?.scope ?? '')
         .split(' ')
         .filter((s) => s && !OIDC_SCOPES.has(s));
-      const resources = [...new Set(scopes.map(resourceOfScope))];
+      const resources = [...new Set(scopes.map(resourceOf))];
       if (resources.length === 0) return GRAPH_RESOURCE;
       return oneOf && resources.length === 1 ? resources[0] : resources;
     },
