@@ -55,6 +55,25 @@ export const notDefaultScope = (scope: string): EntraError => ({
   message: `The provided value for scope ${scope} is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier (application ID URI).`,
 });
 
+/**
+ * Scopes of more than one resource in one token request, quoting the scope parameter as sent. Entra
+ * answers client credentials with 70011's text (azure-sdk-for-net#9076), the other grants with 28000.
+ */
+export const multipleResources = (scope: string, clientCredentials: boolean): EntraError =>
+  clientCredentials
+    ? {
+        status: 400,
+        error: 'invalid_scope',
+        code: 70011,
+        message: `The provided request must include a 'scope' input parameter. The provided value for the input parameter 'scope' is not valid. The scope ${scope} is not valid.`,
+      }
+    : {
+        status: 400,
+        error: 'invalid_scope',
+        code: 28000,
+        message: `Provided value for the input parameter scope is not valid because it contains more than one resource. Scope ${scope} is not valid.`,
+      };
+
 const fixed = (status: number, error: string, code: number, message: string): EntraError => ({
   status,
   error,

@@ -12,12 +12,14 @@ import {
   type EntraError,
   entraErrorBody,
   missingParameter,
+  multipleResources,
   notDefaultScope,
   resourceParameter,
   unknownTenant,
 } from './entra-errors.ts';
 import { errorBody, sendPage } from './pages.ts';
 import { ROUTES } from './provider.ts';
+import { OIDC_SCOPES } from './resources.ts';
 import type { TokenIssuer } from './tokens.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
@@ -34,6 +36,8 @@ export interface IdentityRoutesOptions {
   provider: Handler;
   login(req: IncomingMessage, res: ServerResponse, uid: string): Promise<void>;
   graph: Handler;
+  /** The resource a scope names (resources.ts, resourceNamer). */
+  resourceOf(scope: string): string;
 }
 
 /** The only protocol version with `X-IDENTITY-HEADER` (2017-09-01 used a `secret` header). */
@@ -59,25 +63,16 @@ const TOKEN_BODY_LIMIT = 56 * 1024;
  *   one method per client (here client_secret_post), so a Basic header becomes those fields.
  * - oidc-provider keeps `offline_access` only under prompt=consent, so refresh tokens lack it, and it
  *   refuses a refresh that asks for it again (as MSAL does); the refresh token is what it asks for.
- * And two of Entra's refusals it lacks are answered here (the returned error):
- * - v1.0's `resource` parameter (oidc-provider reads it as RFC 8707's): AADSTS901002.
- * - client credentials with a scope other than `<resource>/.default` (AADSTS1002012) or none (900144).
- * - a code redeemed without `redirect_uri` (900144).
+ * Entra's refusals it lacks are answered here (the returned error, tokenRefusal).
  */
-async function normaliseTokenRequest(req: IncomingMessage): Promise<EntraError | undefined> {
+async function normaliseTokenRequest(
+  req: IncomingMessage,
+  resourceOf: (scope: string) => string,
+): Promise<EntraError | undefined> {
   if (!/^application\/x-www-form-urlencoded/i.test(req.headers['content-type'] ?? '')) return;
   const body = new URLSearchParams((await readBody(req, TOKEN_BODY_LIMIT)).toString('utf8'));
-  if (body.has('resource')) return resourceParameter();
-  // oidc-provider lets a client with one registered redirect URI leave it out; Entra's token request
-  // requires it (then compares it with the authorize request's, AADSTS500112).
-  if (body.get('grant_type') === 'authorization_code' && !body.get('redirect_uri'))
-    return missingParameter('redirect_uri');
-  if (body.get('grant_type') === 'client_credentials') {
-    const scopes = (body.get('scope') ?? '').split(' ').filter(Boolean);
-    if (scopes.length === 0) return missingParameter('scope');
-    const other = scopes.find((scope) => !scope.endsWith('/.default'));
-    if (other) return notDefaultScope(other);
-  }
+  const refused = tokenRefusal(body, resourceOf);
+  if (refused) return refused;
   const header = req.headers.authorization;
   const decoded =
     header && /^basic /i.test(header) ? Buffer.from(header.slice(6).trim(), 'base64').toString('utf8') : '';
@@ -105,6 +100,30 @@ async function normaliseTokenRequest(req: IncomingMessage): Promise<EntraError |
         .join(' '),
     );
   (req as IncomingMessage & { body?: unknown }).body = Object.fromEntries(body);
+}
+
+/**
+ * Entra's refusals of a token request that oidc-provider would serve or answer otherwise:
+ * - v1.0's `resource` parameter (oidc-provider reads it as RFC 8707's): AADSTS901002.
+ * - a code redeemed without `redirect_uri` (900144): oidc-provider lets a client with one registered
+ *   redirect URI leave it out; Entra requires it (then compares it with the authorize request's, 500112).
+ * - client credentials with a scope other than `<resource>/.default` (AADSTS1002012) or none (900144).
+ * - scopes of two resources: an access token is for one (28000, 70011 for client credentials).
+ */
+function tokenRefusal(body: URLSearchParams, resourceOf: (scope: string) => string): EntraError | undefined {
+  if (body.has('resource')) return resourceParameter();
+  const grantType = body.get('grant_type');
+  if (grantType === 'authorization_code' && !body.get('redirect_uri'))
+    return missingParameter('redirect_uri');
+  const scope = body.get('scope') ?? '';
+  const scopes = scope.split(' ').filter(Boolean);
+  if (grantType === 'client_credentials') {
+    if (scopes.length === 0) return missingParameter('scope');
+    const other = scopes.find((value) => !value.endsWith('/.default'));
+    if (other) return notDefaultScope(other);
+  }
+  const resources = new Set(scopes.filter((value) => !OIDC_SCOPES.has(value)).map(resourceOf));
+  if (resources.size > 1) return multipleResources(scope, grantType === 'client_credentials');
 }
 
 export function identityHandler(options: IdentityRoutesOptions) {
@@ -180,7 +199,7 @@ export function identityHandler(options: IdentityRoutesOptions) {
     if (login?.[1]) return options.login(req, res, login[1]);
     if (!rest.startsWith('/oauth2/v2.0/')) return notFound(res, path);
     if (rest === ROUTES.token && req.method === 'POST') {
-      const refused = await normaliseTokenRequest(req);
+      const refused = await normaliseTokenRequest(req, options.resourceOf);
       if (refused) return sendJson(res, refused.status, entraErrorBody(refused));
     }
     if (rest === ROUTES.authorization && url.searchParams.has('resource')) {

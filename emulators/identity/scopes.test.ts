@@ -5,7 +5,7 @@ import { GRAPH_APP_ID } from './resources.ts';
 import { useSignInProvider } from './signin-fixture.ts';
 
 const provider = useSignInProvider();
-const { app, user, msalFor, codeFor, redeem } = provider;
+const { app, user, msalFor, codeFor, redeem, tokenRequest, expectEntraError } = provider;
 
 describe('scopes', () => {
   it('names a resource by its application id as by its identifier URI (<appId>/.default, <appId>/<scope>)', async () => {
@@ -33,5 +33,34 @@ describe('scopes', () => {
     if (!account) throw new Error('no account');
     const graph = await msal.acquireTokenSilent({ account, scopes: [`${GRAPH_APP_ID}/User.Read`] });
     expect(decodeJwt(graph.accessToken)).toMatchObject({ aud: GRAPH_APP_ID, scp: 'User.Read' });
+  });
+
+  it('refuses a token request whose scopes name two resources, as Entra (AADSTS28000; 70011 for client credentials)', async () => {
+    const api = `api://${app('taskApi').clientId}`;
+    const web = app('taskWeb');
+    const both = `${api}/.default https://graph.microsoft.com/.default`;
+    const daemon = await tokenRequest({
+      grant_type: 'client_credentials',
+      client_id: web.clientId,
+      client_secret: web.clientSecret,
+      scope: both,
+    });
+    expect(await expectEntraError(daemon, 400, 'invalid_scope', 70011)).toMatch(
+      new RegExp(
+        `^AADSTS70011: The provided request must include a 'scope' input parameter\\. The provided value for the input parameter 'scope' is not valid\\. The scope ${both} is not valid\\. Trace ID: `,
+      ),
+    );
+    // A web app redeeming its code for Graph and the API at once, as msal-node sends it (OIDC scopes added).
+    const msal = msalFor('taskWeb');
+    const scopes = [`${api}/user_impersonation`, 'User.Read'];
+    const { code, verifier } = await codeFor(msal, scopes);
+    await expect(redeem(msal, code, verifier, scopes)).rejects.toMatchObject({
+      errorCode: 'invalid_scope',
+      errorMessage: expect.stringMatching(
+        new RegExp(
+          `AADSTS28000: Provided value for the input parameter scope is not valid because it contains more than one resource\\. Scope ${api}/user_impersonation User\\.Read( \\w+)+ is not valid\\. Trace ID: `,
+        ),
+      ),
+    });
   });
 });
