@@ -165,6 +165,9 @@ export function toEntraError(thrown: ProviderError, subject: ErrorSubject): Entr
         `The resource principal named ${subject.resource} was not found in the tenant named ${tenantId}. This can happen if the application has not been installed by the administrator of the tenant or consented to by any user in the tenant. You might have sent your authentication request to the wrong tenant.`,
       );
     case 'invalid_scope':
+      // Worded in full where it was thrown (resources.ts), which knows the app's name.
+      if (/that doesn't exist on the resource/.test(thrown.error_description ?? ''))
+        return fixed(400, 'invalid_client', 650053, thrown.error_description ?? '');
       return fixed(
         400,
         'invalid_scope',

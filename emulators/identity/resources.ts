@@ -76,6 +76,29 @@ export function resources(directory: Directory, tenantId: string) {
       },
     );
 
+  /**
+   * An app's permission its API does not expose (the topology lists them all): Entra refuses it at the
+   * authorize endpoint (AADSTS650053, entra-errors.ts). Graph's are not checked: Graph has many more
+   * permissions than the User.Read served here, which Entra would grant.
+   */
+  function refuseUnexposed(scope: unknown, indicator: string, clientId: string) {
+    const server = resourceServer(indicator);
+    if (!server || indicator === GRAPH_RESOURCE) return;
+    const offered = scopeValues(indicator, server).split(' ');
+    const unexposed = String(scope ?? '')
+      .split(' ')
+      .find(
+        (value) =>
+          value && !OIDC_SCOPES.has(value) && resourceOf(value) === indicator && !offered.includes(value),
+      );
+    if (!unexposed) return;
+    const app = directory.application(clientId);
+    throw new errors.InvalidScope(
+      `The application '${app?.displayName ?? clientId}' asked for scope '${bareScope(unexposed)}' that doesn't exist on the resource '${server.audience}'. Contact the app vendor.`,
+      unexposed,
+    );
+  }
+
   const indicators: Features['resourceIndicators'] = {
     enabled: true,
     // The resources a request's scopes name (authorize: all of them; Graph when only OpenID scopes are
@@ -90,9 +113,11 @@ export function resources(directory: Directory, tenantId: string) {
       return oneOf && resources.length === 1 ? resources[0] : resources;
     },
     useGrantedResource: async () => true,
-    async getResourceServerInfo(_ctx, indicator) {
+    async getResourceServerInfo(ctx, indicator, client) {
       const server = resourceServer(indicator);
       if (!server) throw new errors.InvalidTarget();
+      if (ctx.oidc.route === 'authorization')
+        refuseUnexposed(ctx.oidc.params?.scope, indicator, client.clientId);
       return {
         scope: scopeValues(indicator, server),
         audience: server.audience,
