@@ -69,10 +69,9 @@ async function normaliseTokenRequest(
   req: IncomingMessage,
   resourceOf: (scope: string) => string,
 ): Promise<EntraError | undefined> {
-  if (!/^application\/x-www-form-urlencoded/i.test(req.headers['content-type'] ?? '')) return;
-  const body = new URLSearchParams((await readBody(req, TOKEN_BODY_LIMIT)).toString('utf8'));
-  const refused = tokenRefusal(body, resourceOf);
-  if (refused) return refused;
+  // Entra reads only a form body: any other body is a request without parameters.
+  const form = /^application\/x-www-form-urlencoded/i.test(req.headers['content-type'] ?? '');
+  const body = new URLSearchParams(form ? (await readBody(req, TOKEN_BODY_LIMIT)).toString('utf8') : '');
   const header = req.headers.authorization;
   const decoded =
     header && /^basic /i.test(header) ? Buffer.from(header.slice(6).trim(), 'base64').toString('utf8') : '';
@@ -90,6 +89,8 @@ async function normaliseTokenRequest(
     if (!body.has('client_secret')) body.set('client_secret', formDecode(decoded.slice(colon + 1)));
     delete req.headers.authorization;
   }
+  const refused = tokenRefusal(body, resourceOf);
+  if (refused) return refused;
   const scope = body.get('scope');
   if (body.get('grant_type') === 'refresh_token' && scope)
     body.set(
@@ -104,6 +105,7 @@ async function normaliseTokenRequest(
 
 /**
  * Entra's refusals of a token request that oidc-provider would serve or answer otherwise:
+ * - no client id (in the form or a Basic header): AADSTS900144, before anything else.
  * - v1.0's `resource` parameter (oidc-provider reads it as RFC 8707's): AADSTS901002.
  * - a code redeemed without `redirect_uri` (900144): oidc-provider lets a client with one registered
  *   redirect URI leave it out; Entra requires it (then compares it with the authorize request's, 500112).
@@ -111,6 +113,7 @@ async function normaliseTokenRequest(
  * - scopes of two resources: an access token is for one (28000, 70011 for client credentials).
  */
 function tokenRefusal(body: URLSearchParams, resourceOf: (scope: string) => string): EntraError | undefined {
+  if (!body.get('client_id')) return missingParameter('client_id');
   if (body.has('resource')) return resourceParameter();
   const grantType = body.get('grant_type');
   if (grantType === 'authorization_code' && !body.get('redirect_uri'))

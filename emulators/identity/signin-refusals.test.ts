@@ -365,6 +365,21 @@ describe('bad input', () => {
     expect(back.location).toMatch(/^http:\/\/127\.0\.0\.1:1\/signin-oidc\?code=/);
   });
 
+  it("refuses a token request without client_id, or with a body that is not a form, with AADSTS900144 'client_id'", async () => {
+    const web = app('taskWeb');
+    const scope = `api://${app('taskApi').clientId}/.default`;
+    const form = { grant_type: 'client_credentials', client_secret: web.clientSecret, scope };
+    const json = fetch(provider.running.endpoints.token as string, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...form, client_id: web.clientId }),
+    });
+    for (const refused of [tokenRequest(form), json])
+      expect(await expectEntraError(await refused, 400, 'invalid_request', 900144)).toMatch(
+        /^AADSTS900144: The request body must contain the following parameter: 'client_id'\. Trace ID: /,
+      );
+  });
+
   it('answers a missing grant type, an unknown one and a 10 MB body with clear errors and keeps serving', async () => {
     const web = app('taskWeb');
     const credentials = { client_id: web.clientId, client_secret: web.clientSecret };
