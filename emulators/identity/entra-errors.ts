@@ -55,6 +55,15 @@ export const notDefaultScope = (scope: string): EntraError => ({
   message: `The provided value for scope ${scope} is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier (application ID URI).`,
 });
 
+/** A client assertion signed by a certificate the app has not registered (the directory registers none). */
+export const unregisteredCertificate = (): EntraError => ({
+  status: 401,
+  error: 'invalid_client',
+  code: 700027,
+  message:
+    'The certificate with identifier used to sign the client assertion is not registered on application. [Reason - The key was not found.]',
+});
+
 /**
  * Scopes of more than one resource in one token request, quoting the scope parameter as sent. Entra
  * answers client credentials with 70011's text (azure-sdk-for-net#9076), the other grants with 28000.

@@ -19,7 +19,6 @@ import { loadDirectory, testUsers } from './directory.ts';
 import { graphHandler } from './graph.ts';
 import { loginHandler } from './login.ts';
 import { createProvider, ROUTES } from './provider.ts';
-import { resourceNamer } from './resources.ts';
 import { identityHandler } from './routes.ts';
 import { createTokenIssuer } from './tokens.ts';
 import { createTokenVerifier } from './verify.ts';
@@ -78,7 +77,7 @@ export default defineEmulator({
       provider: provider.callback(),
       login: loginHandler(provider, directory, tenantId),
       graph: graphHandler(directory, verifier),
-      resourceOf: resourceNamer(directory),
+      directory,
     });
     context.log(`managed identity endpoint ${authority}/msi/token, issuer ${issuer}`);
     const tenantUrl = `${authority}/${tenantId}`;

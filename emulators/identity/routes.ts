@@ -7,6 +7,7 @@ import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody, sendJson } from '../core/http.ts';
 import type { IdentitySecrets } from '../core/secrets.ts';
+import type { Directory } from './directory.ts';
 import { openIdConfiguration } from './discovery.ts';
 import {
   type EntraError,
@@ -16,10 +17,11 @@ import {
   notDefaultScope,
   resourceParameter,
   unknownTenant,
+  unregisteredCertificate,
 } from './entra-errors.ts';
 import { errorBody, sendPage } from './pages.ts';
 import { ROUTES } from './provider.ts';
-import { OIDC_SCOPES } from './resources.ts';
+import { OIDC_SCOPES, resourceNamer } from './resources.ts';
 import type { TokenIssuer } from './tokens.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
@@ -36,8 +38,7 @@ export interface IdentityRoutesOptions {
   provider: Handler;
   login(req: IncomingMessage, res: ServerResponse, uid: string): Promise<void>;
   graph: Handler;
-  /** The resource a scope names (resources.ts, resourceNamer). */
-  resourceOf(scope: string): string;
+  directory: Directory;
 }
 
 /** The only protocol version with `X-IDENTITY-HEADER` (2017-09-01 used a `secret` header). */
@@ -67,7 +68,7 @@ const TOKEN_BODY_LIMIT = 56 * 1024;
  */
 async function normaliseTokenRequest(
   req: IncomingMessage,
-  resourceOf: (scope: string) => string,
+  directory: Directory,
 ): Promise<EntraError | undefined> {
   // Entra reads only a form body: any other body is a request without parameters.
   const form = /^application\/x-www-form-urlencoded/i.test(req.headers['content-type'] ?? '');
@@ -89,7 +90,7 @@ async function normaliseTokenRequest(
     if (!body.has('client_secret')) body.set('client_secret', formDecode(decoded.slice(colon + 1)));
     delete req.headers.authorization;
   }
-  const refused = tokenRefusal(body, resourceOf);
+  const refused = tokenRefusal(body, directory);
   if (refused) return refused;
   const scope = body.get('scope');
   if (body.get('grant_type') === 'refresh_token' && scope)
@@ -106,14 +107,18 @@ async function normaliseTokenRequest(
 /**
  * Entra's refusals of a token request that oidc-provider would serve or answer otherwise:
  * - no client id (in the form or a Basic header): AADSTS900144, before anything else.
+ * - a client assertion (a certificate): the directory registers none, so it is one Entra does not know
+ *   for the app (700027); oidc-provider would say none was sent (7000218).
  * - v1.0's `resource` parameter (oidc-provider reads it as RFC 8707's): AADSTS901002.
  * - a code redeemed without `redirect_uri` (900144): oidc-provider lets a client with one registered
  *   redirect URI leave it out; Entra requires it (then compares it with the authorize request's, 500112).
  * - client credentials with a scope other than `<resource>/.default` (AADSTS1002012) or none (900144).
  * - scopes of two resources: an access token is for one (28000, 70011 for client credentials).
  */
-function tokenRefusal(body: URLSearchParams, resourceOf: (scope: string) => string): EntraError | undefined {
-  if (!body.get('client_id')) return missingParameter('client_id');
+function tokenRefusal(body: URLSearchParams, directory: Directory): EntraError | undefined {
+  const clientId = body.get('client_id');
+  if (!clientId) return missingParameter('client_id');
+  if (body.has('client_assertion') && directory.application(clientId)) return unregisteredCertificate();
   if (body.has('resource')) return resourceParameter();
   const grantType = body.get('grant_type');
   if (grantType === 'authorization_code' && !body.get('redirect_uri'))
@@ -125,6 +130,7 @@ function tokenRefusal(body: URLSearchParams, resourceOf: (scope: string) => stri
     const other = scopes.find((value) => !value.endsWith('/.default'));
     if (other) return notDefaultScope(other);
   }
+  const resourceOf = resourceNamer(directory);
   const resources = new Set(scopes.filter((value) => !OIDC_SCOPES.has(value)).map(resourceOf));
   if (resources.size > 1) return multipleResources(scope, grantType === 'client_credentials');
 }
@@ -202,7 +208,7 @@ export function identityHandler(options: IdentityRoutesOptions) {
     if (login?.[1]) return options.login(req, res, login[1]);
     if (!rest.startsWith('/oauth2/v2.0/')) return notFound(res, path);
     if (rest === ROUTES.token && req.method === 'POST') {
-      const refused = await normaliseTokenRequest(req, options.resourceOf);
+      const refused = await normaliseTokenRequest(req, options.directory);
       if (refused) return sendJson(res, refused.status, entraErrorBody(refused));
     }
     if (rest === ROUTES.authorization && url.searchParams.has('resource')) {

@@ -1,7 +1,10 @@
 /** What the provider refuses, as Entra does (AADSTS codes, pages and redirects), and how it takes bad input. */
+import { generateKeyPairSync } from 'node:crypto';
+import { ClientCertificateCredential } from '@azure/identity';
 import { CryptoProvider } from '@azure/msal-node';
 import { decodeJwt, generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { createCertificate } from '../core/certificate.ts';
 import { FormClient } from './form-client.ts';
 import { WRONG_CREDENTIALS } from './login.ts';
 import { GRAPH_APP_ID } from './resources.ts';
@@ -174,6 +177,31 @@ describe('refusals', () => {
       401,
       'invalid_client',
       7000215,
+    );
+  });
+
+  it('refuses a certificate (client assertion) as Entra refuses one the app has not registered, AADSTS700027', async () => {
+    // The directory registers secrets only (README): any certificate is one the app does not have.
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const certificate = createCertificate({
+      serial: '01',
+      subject: 'CN=taskWeb',
+      issuer: 'CN=taskWeb',
+      notBefore: new Date(Date.now() - 60_000),
+      notAfter: new Date(Date.now() + 3_600_000),
+      publicKey: rsa.publicKey,
+      signingKey: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey,
+      ca: false,
+    });
+    const key = rsa.privateKey.export({ type: 'pkcs8', format: 'pem' });
+    const credential = new ClientCertificateCredential(
+      provider.tenantId,
+      app('taskWeb').clientId,
+      { certificate: `${certificate}\n${key}` },
+      { authorityHost: provider.running.endpoints.authority as string, disableInstanceDiscovery: true },
+    );
+    await expect(credential.getToken('https://graph.microsoft.com/.default')).rejects.toThrow(
+      /AADSTS700027: The certificate with identifier used to sign the client assertion is not registered on application\. \[Reason - The key was not found\.\]/,
     );
   });
 
