@@ -55,6 +55,14 @@ export const notDefaultScope = (scope: string): EntraError => ({
   message: `The provided value for scope ${scope} is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier (application ID URI).`,
 });
 
+/** Another method than POST at the token endpoint: Entra answers its error page. */
+export const postOnly = (method: string): EntraError => ({
+  status: 400,
+  error: 'invalid_request',
+  code: 900561,
+  message: `The endpoint only accepts POST requests. Received a ${method} request.`,
+});
+
 /** A client assertion signed by a certificate the app has not registered (the directory registers none). */
 export const unregisteredCertificate = (): EntraError => ({
   status: 401,

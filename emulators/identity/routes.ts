@@ -15,6 +15,7 @@ import {
   missingParameter,
   multipleResources,
   notDefaultScope,
+  postOnly,
   resourceParameter,
   unknownTenant,
   unregisteredCertificate,
@@ -210,6 +211,9 @@ export function identityHandler(options: IdentityRoutesOptions) {
     if (rest === ROUTES.token && req.method === 'POST') {
       const refused = await normaliseTokenRequest(req, options.directory);
       if (refused) return sendJson(res, refused.status, entraErrorBody(refused));
+    } else if (rest === ROUTES.token && req.method !== 'OPTIONS') {
+      // OPTIONS is CORS preflight, which oidc-provider answers.
+      return sendPage(res, 400, 'Sign in', errorBody(postOnly(req.method ?? 'GET')));
     }
     if (rest === ROUTES.authorization && url.searchParams.has('resource')) {
       const refused = resourceParameter();

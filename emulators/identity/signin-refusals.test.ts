@@ -393,6 +393,15 @@ describe('bad input', () => {
     expect(back.location).toMatch(/^http:\/\/127\.0\.0\.1:1\/signin-oidc\?code=/);
   });
 
+  it('answers a GET on the token endpoint with Entra AADSTS900561 page, not a bare 404', async () => {
+    const response = await fetch(provider.running.endpoints.token as string);
+    expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await response.text()).toContain(
+      'AADSTS900561: The endpoint only accepts POST requests. Received a GET request.',
+    );
+  });
+
   it("refuses a token request without client_id, or with a body that is not a form, with AADSTS900144 'client_id'", async () => {
     const web = app('taskWeb');
     const scope = `api://${app('taskApi').clientId}/.default`;
