@@ -6,6 +6,7 @@ const subject = {
   tenantId: 'tenant',
   redirectUri: 'https://app/cb',
   resource: 'api://x',
+  responseType: 'code',
 };
 
 describe('Entra error texts', () => {

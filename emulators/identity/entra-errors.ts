@@ -111,7 +111,24 @@ export interface ErrorSubject {
   tenantId: string;
   redirectUri: string;
   resource: string;
+  /** The authorize request's response_type, as sent. */
+  responseType: string;
 }
+
+/**
+ * The implicit flow (an access or ID token from the authorize endpoint), which the app registrations
+ * here do not enable: Entra names the first response type the app lacks.
+ */
+const implicitNotEnabled = (responseType: string): EntraError => {
+  const types = responseType.split(' ');
+  const [code, lacking] = types.includes('token') ? [700051, 'token'] : [700054, 'id_token'];
+  return fixed(
+    400,
+    'unsupported_response_type',
+    code,
+    `response_type '${lacking}' is not enabled for the application.`,
+  );
+};
 
 /** The Entra answer for an oidc-provider error. */
 export function toEntraError(thrown: ProviderError, subject: ErrorSubject): EntraError {
@@ -192,6 +209,7 @@ export function toEntraError(thrown: ProviderError, subject: ErrorSubject): Entr
         "The provided value for the input parameter 'scope' is not valid.",
       );
     case 'unsupported_response_type':
+      if (subject.responseType) return implicitNotEnabled(subject.responseType);
       return fixed(
         400,
         'unsupported_response_type',
@@ -199,6 +217,7 @@ export function toEntraError(thrown: ProviderError, subject: ErrorSubject): Entr
         "The request body must contain the following parameter: 'response_type'.",
       );
     case 'invalid_request': {
+      if (/response_type is not allowed/.test(detail)) return implicitNotEnabled(subject.responseType);
       const missing = /missing required parameter.? '?([\w]+)/.exec(detail)?.[1];
       if (missing)
         return fixed(

@@ -19,6 +19,7 @@ const subjectOf = (ctx: KoaContextWithOIDC, tenantId: string): ErrorSubject => {
     tenantId,
     redirectUri: String(ctx.oidc?.params?.redirect_uri ?? ''),
     resource: resource ? resourceOfScope(resource) : GRAPH_RESOURCE,
+    responseType: String(ctx.oidc?.params?.response_type ?? ''),
   };
 };
 

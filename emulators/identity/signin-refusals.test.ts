@@ -393,6 +393,29 @@ describe('bad input', () => {
     expect(back.location).toMatch(/^http:\/\/127\.0\.0\.1:1\/signin-oidc\?code=/);
   });
 
+  it('sends the implicit flow back as Entra does for an app without it (AADSTS700051 token, 700054 id_token)', async () => {
+    const web = app('taskWeb');
+    const cases = [
+      ['token', 700051],
+      ['id_token', 700054],
+      ['code id_token', 700054],
+    ] as const;
+    for (const [responseType, code] of cases) {
+      const url = new URL(provider.running.endpoints.authorize as string);
+      const params = { client_id: web.clientId, response_type: responseType, redirect_uri: REDIRECT_URI };
+      url.search = new URLSearchParams({ ...params, scope: 'openid', nonce: 'n-1', state: 's-1' }).toString();
+      const back = await new FormClient().follow(url.href, REDIRECT_URI);
+      const answer = new URLSearchParams(new URL(back.location ?? '').hash.slice(1));
+      expect(answer.get('error')).toBe('unsupported_response_type');
+      expect(answer.get('error_description')).toMatch(
+        new RegExp(
+          `^AADSTS${code}: response_type '${responseType.split(' ').pop()}' is not enabled for the application\\. Trace ID: `,
+        ),
+      );
+      expect(answer.get('state')).toBe('s-1');
+    }
+  });
+
   it('answers a GET on the token endpoint with Entra AADSTS900561 page, not a bare 404', async () => {
     const response = await fetch(provider.running.endpoints.token as string);
     expect(response.status).toBe(400);
