@@ -151,6 +151,18 @@ describe('identity emulator', () => {
     expect(own.status).toBe(200);
   });
 
+  it("issues a token for the directory's API app as Entra issues its v2 tokens (aud = its client id)", async () => {
+    // taskApi is registered with requestedAccessTokenVersion 2 (system/deploy): its tokens carry the
+    // application id, whoever asks, a managed identity too.
+    const secrets = actAs('functionApp');
+    const api = context.secrets.directory.applications.taskApi?.clientId;
+    const token = await new ManagedIdentityCredential().getToken(`api://${api}/.default`);
+    expectClaims(token.token, secrets, api ?? '');
+    const url = `${running.endpoints.identityEndpoint}?api-version=2019-08-01&resource=api://${api}`;
+    const response = await fetch(url, { headers: { 'X-IDENTITY-HEADER': secrets.header } });
+    expect(await response.json()).toMatchObject({ resource: `api://${api}` });
+  });
+
   it('publishes the OpenID configuration and the public signing key only', async () => {
     const { authority, issuer, jwksUri } = running.endpoints;
     const config = await (

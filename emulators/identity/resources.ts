@@ -40,6 +40,25 @@ export function resourceNamer(directory: Directory) {
 }
 const bareScope = (scope: string) => scope.slice(scope.lastIndexOf('/') + 1);
 
+/** `https://vault.azure.net/.default` and `https://vault.azure.net` name the same resource. */
+export const withoutDefault = (resource: string) => resource.replace(/\/\.default$/, '');
+
+/**
+ * The audience of a managed identity's token for `resource` (as App Service's endpoint takes it, without
+ * `/.default`). An app of the directory is asked for by its identifier URI or application id, and its
+ * tokens are v2 (`requestedAccessTokenVersion: 2`, system/deploy): `aud` is its application id. Other
+ * resources (Azure's: `https://vault.azure.net`…) are the audience as named, as in v1 tokens.
+ */
+export function managedIdentityAudience(directory: Directory) {
+  return (requested: string): string => {
+    const resource = withoutDefault(requested);
+    const app = directory.applications.find(
+      (candidate) => candidate.identifierUri === resource || candidate.clientId === resource,
+    );
+    return app?.clientId ?? resource;
+  };
+}
+
 type Features = NonNullable<Configuration['features']>;
 type JwtCustomizer = NonNullable<NonNullable<NonNullable<Configuration['formats']>['customizers']>['jwt']>;
 

@@ -22,7 +22,7 @@ import {
 } from './entra-errors.ts';
 import { errorBody, sendPage } from './pages.ts';
 import { ROUTES } from './provider.ts';
-import { OIDC_SCOPES, resourceNamer } from './resources.ts';
+import { managedIdentityAudience, OIDC_SCOPES, resourceNamer, withoutDefault } from './resources.ts';
 import type { TokenIssuer } from './tokens.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
@@ -138,6 +138,7 @@ function tokenRefusal(body: URLSearchParams, directory: Directory): EntraError |
 
 export function identityHandler(options: IdentityRoutesOptions) {
   const { tenantId, authority, issuer, jwksUri, identities, tokens } = options;
+  const audienceOf = managedIdentityAudience(options.directory);
 
   /** Which app is asking: every candidate is compared, so timing does not reveal which one matched. */
   function callerOf(header: string | undefined): IdentitySecrets | undefined {
@@ -168,12 +169,12 @@ export function identityHandler(options: IdentityRoutesOptions) {
     ) {
       return msiError(res, 400, 'Unable to load the proper Managed Identity.');
     }
-    const token = await tokens.issue(identity, resource);
+    const token = await tokens.issue(identity, audienceOf(resource));
     sendJson(res, 200, {
       access_token: token.accessToken,
       // App Service sends expires_on as a string of epoch seconds.
       expires_on: String(token.expiresOn),
-      resource: token.resource,
+      resource: withoutDefault(resource),
       token_type: 'Bearer',
       client_id: identity.clientId,
     });

@@ -10,18 +10,14 @@ export interface IssuedToken {
   accessToken: string;
   /** Seconds since the epoch, real time. */
   expiresOn: number;
-  /** The audience the token was issued for. */
-  resource: string;
 }
 
 export interface TokenIssuer {
-  issue(identity: IdentitySecrets, resource: string): Promise<IssuedToken>;
+  /** A token whose `aud` is `audience` (resources.ts, managedIdentityAudience). */
+  issue(identity: IdentitySecrets, audience: string): Promise<IssuedToken>;
   /** The public half of the signing key, as the JWKS endpoint serves it. */
   readonly publicJwks: { keys: JWK[] };
 }
-
-/** `https://vault.azure.net/.default` and `https://vault.azure.net` name the same audience. */
-const normaliseResource = (resource: string) => resource.replace(/\/\.default$/, '');
 
 export async function createTokenIssuer(options: {
   signingKey: JWK;
@@ -34,8 +30,7 @@ export async function createTokenIssuer(options: {
   const { kty, n, e, kid } = signingKey;
   return {
     publicJwks: { keys: [{ kty, n, e, kid, alg: 'RS256', use: 'sig' }] },
-    async issue(identity, requested) {
-      const resource = normaliseResource(requested);
+    async issue(identity, audience) {
       // Real time, not the stack clock: the SDK's token cache decides when to refresh by real time.
       const now = Math.floor(Date.now() / 1000);
       const expiresOn = now + LIFETIME_SECONDS;
@@ -50,13 +45,13 @@ export async function createTokenIssuer(options: {
       })
         .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: signingKey.kid })
         .setIssuer(issuer)
-        .setAudience(resource)
+        .setAudience(audience)
         .setSubject(identity.principalId)
         .setIssuedAt(now)
         .setNotBefore(now)
         .setExpirationTime(expiresOn)
         .sign(key);
-      return { accessToken, expiresOn, resource };
+      return { accessToken, expiresOn };
     },
   };
 }
