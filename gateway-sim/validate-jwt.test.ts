@@ -7,7 +7,6 @@ import identity from '../emulators/identity/index.ts';
 import { editArtifact, startBackend, startGateway, type TestGateway } from './testing.ts';
 
 const KEY = 'Ocp-Gateway-Subscription-Key';
-const CLIENT_ID = '3f2a9c1e-0000-4000-8000-00000000c11e';
 const UNAUTHORIZED = '{ "statusCode": 401, "message": "Unauthorized. Access token is missing or invalid." }';
 
 const optIn = (dir: string) =>
@@ -22,12 +21,15 @@ describe('gateway: OAuth 2.0 on managetask (EntraID attached; validate-jwt opt-i
   let backend: Awaited<ReturnType<typeof startBackend>>;
   let off: TestGateway;
   let on: TestGateway;
+  /** The API app's client id: a managed identity gets tokens only for a resource the directory has. */
+  let apiClientId: string;
 
   beforeAll(async () => {
     context = await testContext(data.dir, { inMemory: true });
+    apiClientId = context.secrets.directory.applications.taskApi?.clientId ?? '';
     provider = await startEmulator(identity, { port: 0 }, context);
     backend = await startBackend();
-    const namedValues = { AuthUrl: provider.endpoints.authority as string, EntraClientId: CLIENT_ID };
+    const namedValues = { AuthUrl: provider.endpoints.authority as string, EntraClientId: apiClientId };
     off = await startGateway({ functionApp: backend.url, webApp: backend.url, namedValues, context });
     on = await startGateway({
       functionApp: backend.url,
@@ -49,7 +51,7 @@ describe('gateway: OAuth 2.0 on managetask (EntraID attached; validate-jwt opt-i
   async function providerToken(): Promise<string> {
     const url = new URL(provider.endpoints.identityEndpoint as string);
     url.searchParams.set('api-version', '2019-08-01');
-    url.searchParams.set('resource', `api://${CLIENT_ID}`);
+    url.searchParams.set('resource', `api://${apiClientId}`);
     const response = await fetch(url, {
       headers: { 'X-IDENTITY-HEADER': context.secrets.identities.functionApp?.header ?? '' },
     });
@@ -73,10 +75,10 @@ describe('gateway: OAuth 2.0 on managetask (EntraID attached; validate-jwt opt-i
     const base = `${provider.endpoints.authority}/${context.secrets.tenantId}/oauth2/v2.0`;
     expect(server).toMatchObject({
       name: 'EntraID',
-      clientId: CLIENT_ID,
+      clientId: apiClientId,
       authorizationEndpoint: `${base}/authorize`,
       tokenEndpoint: `${base}/token`,
-      defaultScope: `api://${CLIENT_ID}/user_impersonation`,
+      defaultScope: `api://${apiClientId}/user_impersonation`,
     });
     expect(server).not.toHaveProperty('clientSecret');
     expect(apis.find((api) => api.displayName === 'TaskManagerWebAPI')?.authorizationServer).toBeUndefined();
@@ -95,7 +97,7 @@ describe('gateway: OAuth 2.0 on managetask (EntraID attached; validate-jwt opt-i
       new SignJWT({})
         .setProtectedHeader({ alg: 'RS256', kid })
         .setIssuer('https://login.example.com/other-tenant/v2.0')
-        .setAudience(`api://${CLIENT_ID}`)
+        .setAudience(`api://${apiClientId}`)
         .setIssuedAt()
         .setExpirationTime('1h')
         .sign(key);
@@ -111,17 +113,17 @@ describe('gateway: OAuth 2.0 on managetask (EntraID attached; validate-jwt opt-i
     });
   });
 
-  it('on: a token from the provider is forwarded (audience api://<client id>, or the client id as v2 tokens carry it)', async () => {
+  it('on: a token from the provider is forwarded (audience the client id as v2 tokens carry it, or api://<client id>)', async () => {
     const before = backend.seen.length;
     expect((await call(on, await providerToken())).status).toBe(200);
-    const v2 = await new SignJWT({ scp: 'user_impersonation', ver: '2.0' })
+    const byIdentifierUri = await new SignJWT({ scp: 'user_impersonation' })
       .setProtectedHeader({ alg: 'RS256', kid: context.secrets.signingKey.kid ?? '' })
       .setIssuer(provider.endpoints.issuer as string)
-      .setAudience(CLIENT_ID)
+      .setAudience(`api://${apiClientId}`)
       .setIssuedAt()
       .setExpirationTime('1h')
       .sign(await importJWK(context.secrets.signingKey, 'RS256'));
-    expect((await call(on, v2)).status).toBe(200);
+    expect((await call(on, byIdentifierUri)).status).toBe(200);
     expect(backend.seen.length).toBe(before + 2);
   });
 
@@ -143,7 +145,7 @@ describe('gateway: OAuth 2.0 on managetask (EntraID attached; validate-jwt opt-i
       new SignJWT({ scp: 'user_impersonation', ver: '2.0' })
         .setProtectedHeader({ alg: 'RS256', kid: context.secrets.signingKey.kid ?? '' })
         .setIssuer(provider.endpoints.issuer as string)
-        .setAudience(CLIENT_ID)
+        .setAudience(apiClientId)
         .setIssuedAt(issuedAt)
         .setNotBefore(issuedAt)
         .setExpirationTime(issuedAt + 3600)

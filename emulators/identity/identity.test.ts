@@ -163,6 +163,24 @@ describe('identity emulator', () => {
     expect(await response.json()).toMatchObject({ resource: `api://${api}` });
   });
 
+  it('answers a resource Entra does not know (a permission, another api://) as App Service does: 500', async () => {
+    const { header } = actAs('functionApp');
+    const api = context.secrets.directory.applications.taskApi?.clientId;
+    for (const resource of [
+      `api://${api}/user_impersonation`,
+      'api://33333333-3333-3333-3333-333333333333',
+    ]) {
+      const url = `${running.endpoints.identityEndpoint}?api-version=2019-08-01&resource=${resource}`;
+      const response = await fetch(url, { headers: { 'X-IDENTITY-HEADER': header } });
+      expect(response.status).toBe(500);
+      expect(await response.json()).toEqual({
+        statusCode: 500,
+        message: 'An unexpected error occured while fetching the AAD Token.',
+        correlationId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      });
+    }
+  });
+
   it('publishes the OpenID configuration and the public signing key only', async () => {
     const { authority, issuer, jwksUri } = running.endpoints;
     const config = await (

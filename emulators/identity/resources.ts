@@ -45,17 +45,19 @@ export const withoutDefault = (resource: string) => resource.replace(/\/\.defaul
 
 /**
  * The audience of a managed identity's token for `resource` (as App Service's endpoint takes it, without
- * `/.default`). An app of the directory is asked for by its identifier URI or application id, and its
- * tokens are v2 (`requestedAccessTokenVersion: 2`, system/deploy): `aud` is its application id. Other
- * resources (Azure's: `https://vault.azure.net`…) are the audience as named, as in v1 tokens.
+ * `/.default`), or undefined for one Entra does not know. An app of the directory is asked for by its
+ * identifier URI or application id, and its tokens are v2 (`requestedAccessTokenVersion: 2`,
+ * system/deploy): `aud` is its application id. Any other `api://` resource is unknown (identifier URIs
+ * are the tenant's own apps'); other resources (Azure's: `https://vault.azure.net`…) are not checked.
  */
 export function managedIdentityAudience(directory: Directory) {
-  return (requested: string): string => {
+  return (requested: string): string | undefined => {
     const resource = withoutDefault(requested);
     const app = directory.applications.find(
       (candidate) => candidate.identifierUri === resource || candidate.clientId === resource,
     );
-    return app?.clientId ?? resource;
+    if (app) return app.clientId;
+    return /^api:\/\//i.test(resource) ? undefined : resource;
   };
 }
 
