@@ -1,12 +1,11 @@
 /** Which resource a scope names, as Entra reads it: by identifier URI or application id, one per token. */
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { FormClient } from './form-client.ts';
 import { GRAPH_APP_ID } from './resources.ts';
-import { REDIRECT_URI, useSignInProvider } from './signin-fixture.ts';
+import { useSignInProvider } from './signin-fixture.ts';
 
 const provider = useSignInProvider();
-const { app, user, msalFor, codeFor, redeem, tokenRequest, expectEntraError } = provider;
+const { app, user, msalFor, codeFor, answerAtApp, redeem, tokenRequest, expectEntraError } = provider;
 
 describe('scopes', () => {
   it('names a resource by its application id as by its identifier URI (<appId>/.default, <appId>/<scope>)', async () => {
@@ -67,13 +66,7 @@ describe('scopes', () => {
 
   it("sends a permission the API does not expose back to the app, before any sign-in, with Entra's AADSTS650053", async () => {
     const api = app('taskApi');
-    const url = await msalFor('taskWeb').getAuthCodeUrl({
-      scopes: [`api://${api.clientId}/Tasks.Delete`],
-      redirectUri: REDIRECT_URI,
-      state: 'state-1',
-    });
-    const back = await new FormClient().follow(url, REDIRECT_URI);
-    const answer = new URL(back.location ?? '').searchParams;
+    const answer = await answerAtApp({ scopes: [`api://${api.clientId}/Tasks.Delete`], state: 'state-1' });
     expect(answer.get('error')).toBe('invalid_client');
     expect(answer.get('error_description')).toMatch(
       new RegExp(

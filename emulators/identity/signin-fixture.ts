@@ -2,7 +2,11 @@
  * The sign-in tests' provider: the identity emulator in the test's own process, with taskWeb's redirect
  * URIs, and the helpers that drive it as an app (msal-node, the token endpoint) and a browser do.
  */
-import { ConfidentialClientApplication, CryptoProvider } from '@azure/msal-node';
+import {
+  type AuthorizationUrlRequest,
+  ConfidentialClientApplication,
+  CryptoProvider,
+} from '@azure/msal-node';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { RunningEmulator } from '../core/emulator.ts';
 import { startEmulator, type TestContext, testContext, testDataDir } from '../core/testing.ts';
@@ -72,6 +76,13 @@ export function useSignInProvider() {
     return { code: redirect.searchParams.get('code') ?? '', verifier, browser };
   }
 
+  /** What an authorize request the provider sends back before any sign-in brings to the redirect URI. */
+  async function answerAtApp(request: Omit<AuthorizationUrlRequest, 'redirectUri'>) {
+    const url = await msalFor('taskWeb').getAuthCodeUrl({ ...request, redirectUri: REDIRECT_URI });
+    const back = await new FormClient().follow(url, REDIRECT_URI);
+    return new URL(back.location ?? '').searchParams;
+  }
+
   const redeem = (msal: ConfidentialClientApplication, code: string, codeVerifier: string, scopes = SCOPES) =>
     msal.acquireTokenByCode({ code, codeVerifier, scopes, redirectUri: REDIRECT_URI });
 
@@ -135,6 +146,7 @@ export function useSignInProvider() {
     user,
     msalFor,
     codeFor,
+    answerAtApp,
     redeem,
     me,
     tokenRequest,

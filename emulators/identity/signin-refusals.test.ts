@@ -11,7 +11,7 @@ import { GRAPH_APP_ID } from './resources.ts';
 import { REDIRECT_URI, SCOPES, useSignInProvider, WEB } from './signin-fixture.ts';
 
 const provider = useSignInProvider();
-const { app, user, msalFor, codeFor, redeem, me, tokenRequest, expectEntraError } = provider;
+const { app, user, msalFor, codeFor, answerAtApp, redeem, me, tokenRequest, expectEntraError } = provider;
 
 describe('refusals', () => {
   it('refuses an unregistered redirect URI with Entra AADSTS50011 page and no redirect', async () => {
@@ -146,13 +146,7 @@ describe('refusals', () => {
   });
 
   it('prompt=none without a session goes back to the app with login_required, AADSTS50058', async () => {
-    const url = await msalFor('taskWeb').getAuthCodeUrl({
-      scopes: SCOPES,
-      redirectUri: REDIRECT_URI,
-      prompt: 'none',
-    });
-    const back = await new FormClient().follow(url, REDIRECT_URI);
-    const answer = new URL(back.location ?? '').searchParams;
+    const answer = await answerAtApp({ scopes: SCOPES, prompt: 'none' });
     expect(answer.get('error')).toBe('login_required');
     expect(answer.get('error_description')).toMatch(
       /^AADSTS50058: A silent sign-in request was sent but no user is signed in\. Trace ID: /,
