@@ -224,6 +224,12 @@ export function identityHandler(options: IdentityRoutesOptions) {
       const refused = resourceParameter();
       return sendPage(res, refused.status, 'Sign in', errorBody(refused));
     }
+    // Entra's account picker (which oidc-provider does not know): here the sign-in page, where the
+    // person names the account.
+    if (rest === ROUTES.authorization && url.searchParams.get('prompt') === 'select_account') {
+      url.searchParams.set('prompt', 'login');
+      req.url = `${url.pathname}${url.search}`;
+    }
     // Mounted under /<tenant>: oidc-provider derives its mount path from originalUrl minus url.
     Object.assign(req, { originalUrl: req.url, url: (req.url ?? '/').slice(tenant.length + 1) });
     await options.provider(req, res);

@@ -376,15 +376,17 @@ describe('bad input', () => {
     expect(result.idTokenClaims).toMatchObject({ oid: alice.objectId });
   });
 
-  it('asks no consent: prompt=consent signs in and returns to the app', async () => {
-    const msal = msalFor('taskWeb');
-    const browser = new FormClient();
-    const url = await msal.getAuthCodeUrl({ scopes: SCOPES, redirectUri: REDIRECT_URI, prompt: 'consent' });
-    const page = await browser.follow(url);
-    const alice = user('alice');
-    const signedIn = await browser.signIn(page, alice.userPrincipalName, alice.password);
-    const back = await browser.follow(signedIn.location ?? '', REDIRECT_URI);
-    expect(back.location).toMatch(/^http:\/\/127\.0\.0\.1:1\/signin-oidc\?code=/);
+  it('asks no consent and has no account picker: prompt=consent or select_account signs in and returns to the app', async () => {
+    for (const prompt of ['consent', 'select_account']) {
+      const msal = msalFor('taskWeb');
+      const browser = new FormClient();
+      const url = await msal.getAuthCodeUrl({ scopes: SCOPES, redirectUri: REDIRECT_URI, prompt });
+      const page = await browser.follow(url);
+      const alice = user('alice');
+      const signedIn = await browser.signIn(page, alice.userPrincipalName, alice.password);
+      const back = await browser.follow(signedIn.location ?? '', REDIRECT_URI);
+      expect(back.location).toMatch(/^http:\/\/127\.0\.0\.1:1\/signin-oidc\?code=/);
+    }
   });
 
   it('sends the implicit flow back as Entra does for an app without it (AADSTS700051 token, 700054 id_token)', async () => {
