@@ -44,7 +44,10 @@ export function loginHandler(provider: Provider, directory: Directory, tenantId:
         message,
       });
 
-    if (req.method === 'GET') return sendPage(res, 200, 'Sign in', form(), formOrigins);
+    // Entra fills the user name from the authorize request's login_hint.
+    const hint = details.params.login_hint;
+    if (req.method === 'GET')
+      return sendPage(res, 200, 'Sign in', form(typeof hint === 'string' ? hint : undefined), formOrigins);
     if (req.method !== 'POST') {
       res.writeHead(405, { allow: 'GET, POST' }).end();
       return;

@@ -59,6 +59,20 @@ describe('sign-in with msal-node', () => {
     });
   });
 
+  it("fills the sign-in page's user name from login_hint, as Entra does (escaped)", async () => {
+    const msal = msalFor('taskWeb');
+    for (const [hint, shown] of [
+      [user('alice').userPrincipalName, user('alice').userPrincipalName],
+      ['"><b>x', '&#34;&#62;&#60;b&#62;x'],
+    ]) {
+      const url = await msal.getAuthCodeUrl({ scopes: SCOPES, redirectUri: REDIRECT_URI, loginHint: hint });
+      const page = await new FormClient().follow(url);
+      expect(page.body).toContain(
+        `name="username" type="email" autocomplete="username" required value="${shown}"`,
+      );
+    }
+  });
+
   it('issues an access token for Graph that the key set verifies and /v1.0/me accepts', async () => {
     const alice = user('alice');
     const claims = decodeJwt(result.accessToken);
