@@ -165,6 +165,8 @@ export function toEntraError(thrown: ProviderError, subject: ErrorSubject): Entr
           54005,
           'OAuth2 Authorization code was already redeemed, please retry with a new valid code or use an existing refresh token.',
         );
+      if (/client mismatch/.test(detail))
+        return fixed(400, 'invalid_grant', 700007, 'The grant was issued for a different client id.');
       if (/redirect_uri mismatch/.test(detail))
         return fixed(
           400,

@@ -81,9 +81,10 @@ export function createProvider(options: ProviderOptions): Provider {
         client_name: app.displayName,
         redirect_uris: app.redirectUris,
         post_logout_redirect_uris: app.postLogoutRedirectUris,
+        // Entra lets any confidential client present a refresh token (another app's is AADSTS700007).
         grant_types: signsIn
           ? ['authorization_code', 'refresh_token', 'client_credentials']
-          : ['client_credentials'],
+          : ['refresh_token', 'client_credentials'],
         response_types: signsIn ? ['code'] : [],
         // Entra takes either; the router turns a Basic header into these form fields (README).
         token_endpoint_auth_method: 'client_secret_post',

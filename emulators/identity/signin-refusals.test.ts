@@ -253,6 +253,34 @@ describe('refusals', () => {
     await expectEntraError(again, 400, 'invalid_grant', 54005);
   });
 
+  it("refuses another app's refresh token with AADSTS700007, whichever app presents it", async () => {
+    const msal = msalFor('taskWeb');
+    const { code, verifier } = await codeFor(msal);
+    const web = app('taskWeb');
+    const redeemed = await tokenRequest({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: REDIRECT_URI,
+      client_id: web.clientId,
+      client_secret: web.clientSecret,
+    });
+    const refreshToken = (await redeemed.json()).refresh_token;
+    // taskApi signs nobody in here, yet Entra lets any confidential client redeem refresh tokens.
+    for (const other of [app('taskApi'), app('developerPortal')]) {
+      const refused = await tokenRequest({
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+        scope: 'User.Read',
+        client_id: other.clientId,
+        client_secret: other.clientSecret,
+      });
+      expect(await expectEntraError(refused, 400, 'invalid_grant', 700007)).toMatch(
+        /^AADSTS700007: The grant was issued for a different client id\. Trace ID: /,
+      );
+    }
+  });
+
   it('refuses a code redeemed without its redirect URI (AADSTS900144) or with another (AADSTS500112)', async () => {
     const msal = msalFor('taskWeb');
     const { code, verifier } = await codeFor(msal);
