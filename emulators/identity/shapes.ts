@@ -24,7 +24,8 @@ const subjectOf = (ctx: KoaContextWithOIDC, tenantId: string): ErrorSubject => {
 };
 
 /**
- * Entra's token response members MSAL reads (`client_info`: the user's home account), and JSON errors
+ * Entra's token response members (`client_info`: the user's home account, which MSAL reads;
+ * `ext_expires_in`; no `scope` for client credentials), and JSON errors
  * as Entra words them: status, `error`, `error_description` AADSTS….
  */
 export function entraShapes(provider: Provider, tenantId: string, log: (message: string) => void) {
@@ -43,11 +44,14 @@ export function entraShapes(provider: Provider, tenantId: string, log: (message:
     await next();
     const body = ctx.body as Record<string, unknown> | undefined;
     const accountId = ctx.oidc?.entities.Grant?.accountId;
-    if (ctx.oidc?.route === 'token' && ctx.status === 200 && body && accountId) {
-      body.client_info = Buffer.from(JSON.stringify({ uid: accountId, utid: tenantId })).toString(
-        'base64url',
-      );
+    if (ctx.oidc?.route === 'token' && ctx.status === 200 && body) {
       body.ext_expires_in = body.expires_in;
+      if (accountId)
+        body.client_info = Buffer.from(JSON.stringify({ uid: accountId, utid: tenantId })).toString(
+          'base64url',
+        );
+      // An app's own token (client credentials): Entra's answer names no scope.
+      else delete body.scope;
     }
     const thrown = ctx.state.providerError as ProviderError | undefined;
     if (!thrown) return;

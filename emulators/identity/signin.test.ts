@@ -205,6 +205,8 @@ describe('sign-in with msal-node', () => {
     );
     expect(response.status).toBe(200);
     const body = await response.json();
+    // Entra's client-credential answer: no scope, and ext_expires_in (azure-sdk-for-js's recordings).
+    expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_in', 'ext_expires_in', 'token_type']);
     expect(body).toMatchObject({ token_type: 'Bearer', expires_in: expect.any(Number) });
     expect(decodeJwt(body.access_token)).toMatchObject({
       aud: api.clientId,
