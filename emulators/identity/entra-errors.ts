@@ -103,6 +103,8 @@ export interface ProviderError {
   error: string;
   error_description?: string;
   error_detail?: string;
+  /** invalid_scope: the scopes refused. */
+  scope?: string;
 }
 
 /** What the texts name: the request's client, tenant, redirect URI and resource. */
@@ -208,7 +210,7 @@ export function toEntraError(thrown: ProviderError, subject: ErrorSubject): Entr
         400,
         'invalid_scope',
         70011,
-        "The provided value for the input parameter 'scope' is not valid.",
+        `The provided value for the input parameter 'scope' is not valid.${thrown.scope ? ` The scope ${thrown.scope} is not valid.` : ''}`,
       );
     case 'unsupported_response_type':
       if (subject.responseType) return implicitNotEnabled(subject.responseType);

@@ -146,7 +146,9 @@ describe('sign-in with msal-node', () => {
       msal.acquireTokenSilent({ account, scopes: [`api://${api.clientId}/Tasks.Delete`] }),
     ).rejects.toMatchObject({
       errorCode: 'invalid_scope',
-      errorMessage: expect.stringMatching(/AADSTS70011: /),
+      errorMessage: expect.stringContaining(
+        `AADSTS70011: The provided value for the input parameter 'scope' is not valid. The scope api://${api.clientId}/Tasks.Delete is not valid. Trace ID: `,
+      ),
     });
   });
 
