@@ -21,6 +21,14 @@ const startEcho = (extra: Partial<Parameters<typeof start>[0]> = {}) =>
     ...extra,
   });
 
+/** Expects the stack's start to fail with `message`; a stack that starts after all is stopped. */
+async function expectRefused(options: Parameters<typeof startEcho>[0], message: string) {
+  const started = await startEcho(options).catch((error: Error) => error);
+  if (!(started instanceof Error)) await started.stop();
+  expect(started).toBeInstanceOf(Error);
+  expect((started as Error).message).toContain(message);
+}
+
 /** An apps manifest in the data directory declaring the test app with `changes`. */
 function manifest(changes: Record<string, unknown>): string {
   const app = { kind: 'webapp', folder: 'emulators/appservice/test/app', localPort: 5090, settings: {} };
@@ -63,12 +71,35 @@ describe('App Service apps in the stack', () => {
       'echo failed to start: this app refuses to start',
     );
     await expect(startEcho({ appsFile: manifest({ healthCheckPath: '/broken' }) })).rejects.toThrow(
-      'echo failed to start: /broken answered 500',
+      'echo failed to start: the health check path /broken answered 500 (App Service counts only 200–299 as healthy)',
     );
     const dangling = manifest({ settings: { X: '@nothing.value' } });
     await expect(startEcho({ appsFile: dangling })).rejects.toThrow(
       'app echo: setting X names @nothing.value, which the stack does not provide',
     );
+  });
+});
+
+describe("App Service's checks of a started app", () => {
+  it('takes a declared health check path as Azure does: 200–299 only, a redirect or a 404 is unhealthy', async () => {
+    for (const [path, status] of [
+      ['/moved', 302],
+      ['/missing', 404],
+    ] as const)
+      await expectRefused(
+        { appsFile: manifest({ healthCheckPath: path }) },
+        `echo failed to start: the health check path ${path} answered ${status} (App Service counts only 200–299 as healthy)`,
+      );
+  });
+
+  it('without a health check path, starts an app once it answers at all, as App Service’s warm-up ping does', async () => {
+    const stack = await startEcho({ settings: { echo: { EVERY_PATH_ANSWERS: '500' } } });
+    try {
+      expect((await fetch(stack.description.apps.echo?.url as string)).status).toBe(500);
+      expect(await stack.health()).toEqual({ eventhubs: 'ok', echo: 'ok' });
+    } finally {
+      await stack.stop();
+    }
   });
 });
 

@@ -15,6 +15,8 @@ import { resolveKeyVaultReferences } from '../core/keyvault-references.ts';
 
 /** How long an app may take from being loaded to listening on PORT (App Service waits 230 s). */
 const START_TIMEOUT_MS = 30_000;
+/** The path App Service on Linux pings to learn that a started container answers (WEBSITE_WARMUP_PATH). */
+const WARMUP_PATH = '/robots933456.txt';
 
 export default defineEmulator({
   name: 'appservice',
@@ -22,7 +24,8 @@ export default defineEmulator({
     port: z.number().int().min(1).max(65535),
     appDir: z.string().min(1),
     settings: z.record(z.string(), z.string()).default({}),
-    healthCheckPath: z.string().startsWith('/').default('/'),
+    /** App Service's health check path, if the app declares one (Azure pings it only then). */
+    healthCheckPath: z.string().startsWith('/').optional(),
     /** The stack's vaults by name, for the settings' Key Vault references (`VaultName=<name>`). */
     keyVaults: z.record(z.string(), z.string().url()).default({}),
   }),
@@ -52,8 +55,14 @@ export default defineEmulator({
     return {
       endpoints: { baseUrl },
       async health() {
-        const status = await probe(`${baseUrl}${options.healthCheckPath}`);
-        if (status >= 500) throw new Error(`${options.healthCheckPath} answered ${status}`);
+        const path = options.healthCheckPath;
+        // Without a health check, App Service's warm-up ping takes any answer as ready (even a 404 or
+        // a 500); a declared health check counts only 200–299, and follows no redirect.
+        const status = await probe(`${baseUrl}${path ?? WARMUP_PATH}`);
+        if (path !== undefined && (status < 200 || status > 299))
+          throw new Error(
+            `the health check path ${path} answered ${status} (App Service counts only 200–299 as healthy)`,
+          );
       },
       // The process ends right after: that is how App Service stops an app.
       stop: async () => {},

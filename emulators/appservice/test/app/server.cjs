@@ -2,11 +2,14 @@
 const { createServer } = require('node:http');
 
 if (process.env.CRASH_AT_START === 'true') throw new Error('this app refuses to start');
+/** Paths answered with a status of their own (a health check path that fails, or redirects). */
+const statuses = { '/broken': 500, '/moved': 302, '/missing': 404 };
 // One that is never ready: App Service waits for it to listen.
 if (process.env.LISTEN !== 'never')
   createServer((req, res) => {
-    if (req.url === '/broken') {
-      res.writeHead(500).end();
+    const status = statuses[req.url] ?? Number(process.env.EVERY_PATH_ANSWERS || 0);
+    if (status) {
+      res.writeHead(status, status === 302 ? { location: '/' } : {}).end();
       return;
     }
     const settings = Object.fromEntries(
