@@ -41,7 +41,7 @@ describe('App Service apps in the stack', () => {
   let stack: Stack;
   afterAll(() => stack?.stop());
 
-  it('runs a declared app with its settings resolved, PORT, and its folder as working directory', async () => {
+  it('runs a declared app with its settings resolved, PORT, the site App Service names, and its folder as working directory', async () => {
     stack = await startEcho({ settings: { echo: { Greeting: 'overridden' } } });
     const url = stack.description.apps.echo?.url as string;
     const body = await (await fetch(url)).json();
@@ -50,6 +50,11 @@ describe('App Service apps in the stack', () => {
         PORT: new URL(url).port,
         Greeting: 'overridden',
         StreamHubConnection: stack.description.connections.StreamHubConnection,
+        // The app's name, its host (in Azure <name>.azurewebsites.net), its plan's tier, its instance.
+        WEBSITE_SITE_NAME: 'echo',
+        WEBSITE_HOSTNAME: new URL(url).host,
+        WEBSITE_SKU: 'Basic',
+        WEBSITE_INSTANCE_ID: expect.stringMatching(/^[0-9a-f]{64}$/),
       },
       cwd: join(import.meta.dirname, 'test', 'app'),
     });

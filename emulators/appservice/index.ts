@@ -4,6 +4,7 @@
  * this component's own process (one process per app, as in App Service), so stopping the component
  * ends the app, as App Service ends its process.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -18,6 +19,20 @@ const START_TIMEOUT_MS = 30_000;
 /** The path App Service on Linux pings to learn that a started container answers (WEBSITE_WARMUP_PATH). */
 const WARMUP_PATH = '/robots933456.txt';
 
+/**
+ * What App Service tells every app of its site, beside its settings: its name, its host (in Azure
+ * `<name>.azurewebsites.net`; here the loopback address it listens on), its plan's tier and the
+ * instance it runs on (64 hex digits; one instance here, the same across restarts).
+ */
+function platformSettings({ port, siteName, sku }: { port: number; siteName: string; sku: string }) {
+  return {
+    WEBSITE_SITE_NAME: siteName,
+    WEBSITE_HOSTNAME: `${LOOPBACK}:${port}`,
+    WEBSITE_SKU: sku,
+    WEBSITE_INSTANCE_ID: createHash('sha256').update(`${siteName}:${port}`).digest('hex'),
+  };
+}
+
 export default defineEmulator({
   name: 'appservice',
   options: z.object({
@@ -26,6 +41,9 @@ export default defineEmulator({
     settings: z.record(z.string(), z.string()).default({}),
     /** App Service's health check path, if the app declares one (Azure pings it only then). */
     healthCheckPath: z.string().startsWith('/').optional(),
+    /** The app's name (WEBSITE_SITE_NAME) and its plan's tier (WEBSITE_SKU), which App Service tells it. */
+    siteName: z.string().min(1),
+    sku: z.string().min(1),
     /** The stack's vaults by name, for the settings' Key Vault references (`VaultName=<name>`). */
     keyVaults: z.record(z.string(), z.string().url()).default({}),
   }),
@@ -40,7 +58,10 @@ export default defineEmulator({
       vaults: options.keyVaults,
       warn: (message) => context.log(`warning: ${message}`),
     });
-    Object.assign(process.env, settings, { PORT: String(options.port), HOST: LOOPBACK });
+    Object.assign(process.env, settings, platformSettings(options), {
+      PORT: String(options.port),
+      HOST: LOOPBACK,
+    });
     process.chdir(appDir);
     await importModule(pathToFileURL(join(appDir, main)).href);
 

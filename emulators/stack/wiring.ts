@@ -145,20 +145,17 @@ export function wire(
       (service) => SERVICE_OF[service] ?? [],
     );
     const appDir = join(repositoryRoot, app.folder);
+    // The template's plan for it, which the host tells the app as App Service does (WEBSITE_SKU).
+    const common = { port: at(name), appDir, settings, sku: hostingPlan[app.kind].tier, keyVaults };
     const options =
       app.kind === 'functionapp'
         ? {
-            port: at(name),
-            appDir,
-            settings,
+            ...common,
             logFile: join(dataDir, 'logs', `${name}.jsonl`),
-            // The template's plan for it, which the host tells the app as App Service does (WEBSITE_SKU).
-            sku: hostingPlan[app.kind].tier,
             // The blob trigger hears of new blobs from the store at once rather than by its next sweep.
             blobEvents: { [blob]: blobEventsUrl(blob) },
-            keyVaults,
           }
-        : { port: at(name), appDir, settings, healthCheckPath: app.healthCheckPath, keyVaults };
+        : { ...common, siteName: name, healthCheckPath: app.healthCheckPath };
     return {
       name,
       emulator: hostOfKind[app.kind],

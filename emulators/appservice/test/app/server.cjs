@@ -12,12 +12,10 @@ if (process.env.LISTEN !== 'never')
       res.writeHead(status, status === 302 ? { location: '/' } : {}).end();
       return;
     }
-    const settings = Object.fromEntries(
-      ['PORT', 'StreamHubConnection', 'Greeting', 'IDENTITY_ENDPOINT'].map((name) => [
-        name,
-        process.env[name],
-      ]),
-    );
+    const names = ['PORT', 'StreamHubConnection', 'Greeting', 'IDENTITY_ENDPOINT'];
+    // And what App Service itself tells the app of its site.
+    names.push(...Object.keys(process.env).filter((name) => name.startsWith('WEBSITE_')));
+    const settings = Object.fromEntries(names.map((name) => [name, process.env[name]]));
     res
       .writeHead(200, { 'content-type': 'application/json' })
       .end(JSON.stringify({ settings, cwd: process.cwd() }));
