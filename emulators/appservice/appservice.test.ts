@@ -108,6 +108,33 @@ describe("App Service's checks of a started app", () => {
   });
 });
 
+describe('What App Service runs of a Node app', () => {
+  const startFrom = (folder: string) =>
+    startEcho({
+      appsFile: manifest({ folder: `emulators/appservice/test/${folder}` }),
+      components: ['echo'],
+    });
+
+  it("runs package.json's start script before main, and server.js when there is neither", async () => {
+    for (const folder of ['start-script', 'candidate']) {
+      const stack = await startFrom(folder);
+      try {
+        const body = await (await fetch(stack.description.apps.echo?.url as string)).json();
+        expect(body.cwd).toBe(join(import.meta.dirname, 'test', folder));
+      } finally {
+        await stack.stop();
+      }
+    }
+  });
+
+  it('refuses a start script it cannot run in place of App Service, naming it', async () => {
+    await expectRefused(
+      { appsFile: manifest({ folder: 'emulators/appservice/test/unsupported' }), components: ['echo'] },
+      'package.json\'s start script "next start" is what App Service runs (npm start); the local App Service runs only a start script of the form node <file>',
+    );
+  });
+});
+
 describe('Key Vault references in an App Service app', () => {
   it('are the secrets their references name, read with the app identity before the app starts', async () => {
     const encryptionKey = 'appservice-reference-test-key-0123';

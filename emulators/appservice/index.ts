@@ -1,18 +1,18 @@
 /**
  * App Service for a Node web app, as Azure runs one on Linux: the app settings become environment
- * variables, `PORT` says where to listen, and the app's package.json `main` is run. Here the app runs in
+ * variables, `PORT` says where to listen, and the file App Service would start is run (startup.ts). Here the app runs in
  * this component's own process (one process per app, as in App Service), so stopping the component
  * ends the app, as App Service ends its process.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { importModule } from '../core/bundle.mjs';
 import { defineEmulator } from '../core/emulator.ts';
 import { accepts, LOOPBACK, probe } from '../core/http.ts';
 import { resolveKeyVaultReferences } from '../core/keyvault-references.ts';
+import { resolveStartFile, startFile } from './startup.ts';
 
 /** How long an app may take from being loaded to listening on PORT (App Service waits 230 s). */
 const START_TIMEOUT_MS = 30_000;
@@ -49,9 +49,7 @@ export default defineEmulator({
   }),
   async start(options, context) {
     const appDir = resolve(options.appDir);
-    const { main } = JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8')) as { main?: string };
-    if (!main)
-      throw new Error(`${appDir}/package.json names no main: App Service would not know what to run`);
+    const entry = resolveStartFile(appDir, startFile(appDir));
     // App Service binds the app to loopback behind its front end; PORT is the one contract.
     // As App Service does before the app starts: Key Vault references become their secrets' values.
     const settings = await resolveKeyVaultReferences(options.settings, {
@@ -63,7 +61,7 @@ export default defineEmulator({
       HOST: LOOPBACK,
     });
     process.chdir(appDir);
-    await importModule(pathToFileURL(join(appDir, main)).href);
+    await importModule(pathToFileURL(entry).href);
 
     const deadline = Date.now() + START_TIMEOUT_MS;
     while (!(await accepts(options.port))) {
