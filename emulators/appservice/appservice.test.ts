@@ -42,13 +42,15 @@ describe('App Service apps in the stack', () => {
   afterAll(() => stack?.stop());
 
   it('runs a declared app with its settings resolved, PORT, the site App Service names, and its folder as working directory', async () => {
-    stack = await startEcho({ settings: { echo: { Greeting: 'overridden' } } });
+    // A period in a setting's name is an underscore in the app's environment, as on App Service for Linux.
+    stack = await startEcho({ settings: { echo: { Greeting: 'overridden', 'Greeting.Dotted': 'dotted' } } });
     const url = stack.description.apps.echo?.url as string;
     const body = await (await fetch(url)).json();
     expect(body).toEqual({
       settings: {
         PORT: new URL(url).port,
         Greeting: 'overridden',
+        Greeting_Dotted: 'dotted',
         StreamHubConnection: stack.description.connections.StreamHubConnection,
         // The app's name, its host (in Azure <name>.azurewebsites.net), its plan's tier, its instance.
         WEBSITE_SITE_NAME: 'echo',

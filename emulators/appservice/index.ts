@@ -20,6 +20,13 @@ const START_TIMEOUT_MS = 30_000;
 const WARMUP_PATH = '/robots933456.txt';
 
 /**
+ * App settings as App Service for Linux puts them in the app's environment: a period in a name becomes
+ * an underscore (`Feature.Flag` is `Feature_Flag` to the app).
+ */
+const environmentNames = (settings: Record<string, string>) =>
+  Object.fromEntries(Object.entries(settings).map(([name, value]) => [name.replaceAll('.', '_'), value]));
+
+/**
  * What App Service tells every app of its site, beside its settings: its name, its host (in Azure
  * `<name>.azurewebsites.net`; here the loopback address it listens on), its plan's tier and the
  * instance it runs on (64 hex digits; one instance here, the same across restarts).
@@ -56,7 +63,7 @@ export default defineEmulator({
       vaults: options.keyVaults,
       warn: (message) => context.log(`warning: ${message}`),
     });
-    Object.assign(process.env, settings, platformSettings(options), {
+    Object.assign(process.env, environmentNames(settings), platformSettings(options), {
       PORT: String(options.port),
       HOST: LOOPBACK,
     });

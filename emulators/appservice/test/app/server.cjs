@@ -14,7 +14,7 @@ if (process.env.LISTEN !== 'never')
     }
     const names = ['PORT', 'StreamHubConnection', 'Greeting', 'IDENTITY_ENDPOINT'];
     // And what App Service itself tells the app of its site.
-    names.push(...Object.keys(process.env).filter((name) => name.startsWith('WEBSITE_')));
+    names.push(...Object.keys(process.env).filter((name) => /^(WEBSITE_|Greeting.)/.test(name)));
     const settings = Object.fromEntries(names.map((name) => [name, process.env[name]]));
     res
       .writeHead(200, { 'content-type': 'application/json' })
