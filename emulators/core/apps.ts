@@ -57,6 +57,13 @@ export function settingReference(value: string): { service: string; key: string 
 }
 
 /**
+ * The name by which apps.json's Key Vault references (`VaultName=taskstack`,
+ * `https://taskstack.vault.azure.net/…`) mean the system's own vault: the stack's locally, the
+ * deployment's in Azure (the launcher and the template map it).
+ */
+export const LOCAL_VAULT_NAME = 'taskstack';
+
+/**
  * The one rule deciding which app settings are Key Vault references, in Azure and locally alike: a setting
  * named like a vault secret of the topology is a reference to that secret (whatever apps.json gives as its
  * value, e.g. `@cosmos.connectionString`, is what the secret is made of). Gives the secret's name, or

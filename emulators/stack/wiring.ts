@@ -4,6 +4,7 @@ import {
   type Apps,
   appIdentity,
   hostingPlan,
+  LOCAL_VAULT_NAME,
   repositoryRoot,
   resolveSettings,
   settingReference,
@@ -15,11 +16,6 @@ import type { Topology } from '../core/topology.ts';
 import { type EmulatorName, hostOfKind, type ServiceName } from '../registry.ts';
 
 const HOST = '127.0.0.1';
-/**
- * The local vault's name in Key Vault references (`VaultName=…`, `https://<name>.vault.azure.net/…`): the
- * app hosts map it to the stack's vault, as App Service maps a name to `<name>.vault.azure.net`.
- */
-export const LOCAL_VAULT_NAME = 'taskstack';
 
 /** Which component serves each resource an app setting can name (`@storage.…` → blob). */
 const SERVICE_OF: Record<string, ServiceName> = {

@@ -5,7 +5,7 @@ import { loadApps, repositoryRoot, settingReference } from '../../emulators/core
 import { loadSecrets } from '../../emulators/core/secrets.ts';
 import { testDataDir } from '../../emulators/core/testing.ts';
 import { loadTopology } from '../../emulators/core/topology.ts';
-import { armParameters, armTemplate, azureValues } from './arm.ts';
+import { armParameters, armTemplate, azureValues, siteSettings } from './arm.ts';
 import { WELL_KNOWN } from './compose.ts';
 import { generatedFiles } from './generate.ts';
 import { ENVIRONMENTS, parametersFile, TEMPLATE } from './paths.ts';
@@ -364,6 +364,28 @@ describe('the ARM template (system/deploy/azure/template.json)', () => {
     expect(
       text.match(/(reference|listKeys)\((?!resourceId\(|format\('\{0\}\/host\/default', resourceId\()/g),
     ).toBeNull();
+  });
+
+  it("makes a Key Vault reference given by value to the stack's vault one to the deployment's vault", () => {
+    // Locally `taskstack` is the stack's vault; in Azure a vault of that name is nobody's of this system.
+    const settings = {
+      ByName: '@Microsoft.KeyVault(VaultName=taskstack;SecretName=EncryptionKey)',
+      Pinned: '@Microsoft.KeyVault(VaultName=TaskStack;SecretName=EncryptionKey;SecretVersion=0123abcd)',
+      ByUri: '@Microsoft.KeyVault(SecretUri=https://taskstack.vault.azure.net/secrets/EncryptionKey/)',
+      Elsewhere: '@Microsoft.KeyVault(VaultName=othervault;SecretName=EncryptionKey)',
+    };
+    const values = Object.fromEntries(
+      siteSettings(topology, 'web', settings).settings.map((setting) => [setting.name, setting.value]),
+    );
+    expect(values).toEqual({
+      ByName:
+        "[format('@Microsoft.KeyVault(VaultName={0};SecretName=EncryptionKey)', variables('vaultName'))]",
+      Pinned:
+        "[format('@Microsoft.KeyVault(VaultName={0};SecretName=EncryptionKey;SecretVersion=0123abcd)', variables('vaultName'))]",
+      ByUri:
+        "[format('@Microsoft.KeyVault(VaultName={0};SecretName=EncryptionKey)', variables('vaultName'))]",
+      Elsewhere: settings.Elsewhere,
+    });
   });
 
   it('refuses a setting that names something Azure does not provide', () => {

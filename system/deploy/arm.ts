@@ -5,7 +5,14 @@
  * vault secrets are secure parameters or derived from the resources themselves (listKeys), and app
  * settings that name a vault secret are Key Vault references.
  */
-import { type Apps, hostingPlan, settingReference, vaultSecretOf } from '../../emulators/core/apps.ts';
+import {
+  type Apps,
+  hostingPlan,
+  LOCAL_VAULT_NAME,
+  settingReference,
+  vaultSecretOf,
+} from '../../emulators/core/apps.ts';
+import { parseKeyVaultReference } from '../../emulators/core/keyvault-references.ts';
 import type { Topology } from '../../emulators/core/topology.ts';
 import { apimResources } from './apim.ts';
 
@@ -174,17 +181,23 @@ export function azureValues(topology: Topology): Record<string, AzureValue> {
   };
 }
 
-/** A site's app settings: apps.json's, a vault secret's name as a Key Vault reference, plus the platform's. */
+/** A Key Vault reference to a secret of the deployment's vault (a version pins it). */
+const vaultReference = (secret: string, version?: string) =>
+  `[format('@Microsoft.KeyVault(VaultName={0};SecretName=${secret}${version ? `;SecretVersion=${version}` : ''})', ${inner(name.vault)})]`;
+
+/**
+ * A site's app settings: apps.json's, a vault secret's name as a Key Vault reference, plus the platform's.
+ * A reference apps.json gives by value to the system's vault (LOCAL_VAULT_NAME) names the deployment's.
+ */
 export function siteSettings(topology: Topology, app: string, settings: Record<string, string>) {
   const values = azureValues(topology);
   const dependsOn = new Set<string>();
   const resolved = Object.entries(settings).map(([settingName, value]) => {
     const secret = vaultSecretOf(topology, settingName);
-    if (secret)
-      return {
-        name: settingName,
-        value: `[format('@Microsoft.KeyVault(VaultName={0};SecretName=${secret})', ${inner(name.vault)})]`,
-      };
+    if (secret) return { name: settingName, value: vaultReference(secret) };
+    const byValue = parseKeyVaultReference(value);
+    if (!('error' in byValue) && byValue.vaultName?.toLowerCase() === LOCAL_VAULT_NAME)
+      return { name: settingName, value: vaultReference(byValue.secretName, byValue.version) };
     const reference = settingReference(value);
     if (!reference) return { name: settingName, value };
     const azure = values[reference.key];
