@@ -46,8 +46,17 @@ export type Apps = z.infer<typeof appsSchema>['apps'];
 export const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
 export const appsPath = fileURLToPath(new URL('../../system/apps.json', import.meta.url));
 
+/** What App Service takes as an app setting's name (on Linux a period then becomes an underscore). */
+const SETTING_NAME = /^[A-Za-z0-9._]+$/;
+
 export function loadApps(path = appsPath): Apps {
-  return appsSchema.parse(JSON.parse(readFileSync(path, 'utf8'))).apps;
+  const { apps } = appsSchema.parse(JSON.parse(readFileSync(path, 'utf8')));
+  for (const [app, { settings }] of Object.entries(apps))
+    for (const name of Object.keys(settings).filter((name) => !SETTING_NAME.test(name)))
+      throw new Error(
+        `${path}: app ${app}: setting name ${JSON.stringify(name)} is not one App Service takes: letters, digits, periods and underscores only (a configuration section's AzureAd:Instance is AzureAd__Instance)`,
+      );
+  return apps;
 }
 
 /** A `@service.value` reference: the service it names and the full key, or undefined for a literal. */

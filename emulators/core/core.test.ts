@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { connect } from 'node:tls';
 import * as x509 from '@peculiar/x509';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadApps } from './apps.ts';
 import { loadTls } from './ca.ts';
 import { checkShifts, LATEST_STACK_TIME, StackClock } from './clock.ts';
 import { writeFileAtomic } from './files.ts';
@@ -323,5 +324,25 @@ describe('writeFileAtomic', () => {
     expect(() => writeFileAtomic(join(dir, 'state.json'), '{}')).toThrow();
     expect(readdirSync(dir)).toEqual(['state.json']);
     expect(readdirSync(join(dir, 'state.json'))).toEqual(['inside']);
+  });
+});
+
+describe('apps.json', () => {
+  it('refuses a setting name App Service would not take (letters, digits, periods and underscores only), naming it', () => {
+    const path = join(freshDir(), 'apps.json');
+    const app = { kind: 'webapp', folder: 'system/web', localPort: 5000 };
+    for (const name of ['AzureAd:Instance', 'my-setting', 'two words']) {
+      writeFileSync(path, JSON.stringify({ apps: { web: { ...app, settings: { [name]: 'x' } } } }));
+      expect(() => loadApps(path)).toThrow(
+        `${path}: app web: setting name ${JSON.stringify(name)} is not one App Service takes: letters, digits, periods and underscores only (a configuration section's AzureAd:Instance is AzureAd__Instance)`,
+      );
+    }
+    writeFileSync(
+      path,
+      JSON.stringify({
+        apps: { web: { ...app, settings: { 'AzureWebJobs.F.Disabled': 'x', A__B_1: 'y' } } },
+      }),
+    );
+    expect(Object.keys(loadApps(path).web?.settings ?? {})).toEqual(['AzureWebJobs.F.Disabled', 'A__B_1']);
   });
 });
