@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { readTarget, TARGET_ENV } from './contracts/target.ts';
 import { loadTls } from './emulators/core/ca.ts';
+import { bypassProxyForLoopback } from './emulators/core/http.ts';
 import { loadSecrets } from './emulators/core/secrets.ts';
 import { loadTopology } from './emulators/core/topology.ts';
 
@@ -15,6 +16,9 @@ const { caPath } = await loadTls(testSharedDir);
 await loadSecrets(testSharedDir, loadTopology());
 process.env.NODE_EXTRA_CA_CERTS = trustedCas(caPath);
 process.env.TASKSTACK_TEST_SHARED_DIR = testSharedDir;
+// The tests drive the stores with the Azure SDKs, which would send even loopback requests to a
+// developer's HTTP(S)_PROXY.
+Object.assign(process.env, bypassProxyForLoopback(process.env));
 
 /**
  * The CA file the test processes trust: the tests' own, and for `TASKSTACK_TARGET_FILE=FILE npm test`

@@ -12,7 +12,7 @@ import { loadApps } from './apps.ts';
 import { loadTls } from './ca.ts';
 import { checkShifts, LATEST_STACK_TIME, StackClock } from './clock.ts';
 import { writeFileAtomic } from './files.ts';
-import { close, createTlsServer, LOOPBACK, listen, probe } from './http.ts';
+import { bypassProxyForLoopback, close, createTlsServer, LOOPBACK, listen, probe } from './http.ts';
 import { loadSecrets, openSecrets } from './secrets.ts';
 import { loadTopology } from './topology.ts';
 
@@ -73,6 +73,18 @@ describe('the stack clock', () => {
     } finally {
       process.off('warning', onWarning);
     }
+  });
+});
+
+describe('a developer’s proxy settings', () => {
+  it('gain loopback in NO_PROXY, in both spellings, keeping the developer’s own entries once each', () => {
+    const env = bypassProxyForLoopback({
+      HTTPS_PROXY: 'http://proxy:3128',
+      no_proxy: 'corp.example, 127.0.0.1,',
+    });
+    expect(env.HTTPS_PROXY).toBe('http://proxy:3128');
+    expect(env.NO_PROXY).toBe('corp.example,127.0.0.1,localhost');
+    expect(env.no_proxy).toBe(env.NO_PROXY);
   });
 });
 

@@ -18,6 +18,17 @@ import type { TlsMaterial } from './ca.ts';
 
 export const LOOPBACK = '127.0.0.1';
 
+/**
+ * `env` with loopback added to NO_PROXY (kept with the developer's own entries): the Azure SDKs send
+ * every request through HTTP(S)_PROXY unless NO_PROXY names its host, with no exception for loopback,
+ * and a developer's proxy (a company's, say) cannot reach this machine's stack.
+ */
+export function bypassProxyForLoopback(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const listed = (env.NO_PROXY ?? env.no_proxy ?? '').split(',').map((entry) => entry.trim());
+  const noProxy = [...new Set([...listed.filter(Boolean), LOOPBACK, 'localhost'])].join(',');
+  return { ...env, NO_PROXY: noProxy, no_proxy: noProxy };
+}
+
 /** A port another process holds: named so the launcher can say which component wanted it. */
 export class PortInUseError extends Error {
   constructor(readonly port: number) {

@@ -4,10 +4,11 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { probe } from '../core/http.ts';
+import { LOOPBACK, listen, probe } from '../core/http.ts';
 import { startCli } from './test-support.ts';
 
 // In a project of the user's own, as `--data-dir data` makes it.
@@ -47,5 +48,30 @@ describe('taskstack start on an empty data directory', () => {
     execFileSync('git', ['init', '-q', project]);
     const untracked = execFileSync('git', ['-C', project, 'status', '--porcelain', '--untracked-files=all']);
     expect(untracked.toString()).toBe('');
+  });
+
+  it('starts behind a developer’s HTTP(S)_PROXY: the stack’s own requests to loopback never go to it', async () => {
+    // A proxy that cannot reach this machine's loopback, as a company's: it refuses whatever reaches it.
+    let reached = 0;
+    const proxy = createServer((socket) => {
+      reached += 1;
+      socket.destroy();
+    });
+    const proxyUrl = `http://${LOOPBACK}:${await listen(proxy, 0)}`;
+    const env = { ...process.env, HTTPS_PROXY: proxyUrl, HTTP_PROXY: proxyUrl, NO_PROXY: 'example.com' };
+    try {
+      // Azurite's containers are made through @azure/storage-blob, which reads the proxy settings.
+      const stack = await startCli(
+        { dataDir: join(project, 'behind-proxy'), env },
+        '--free-ports',
+        '--components',
+        'blob',
+      );
+      process.kill(-(stack.child.pid as number), 'SIGINT');
+      expect(await stack.exited).toBe(0);
+      expect(reached).toBe(0);
+    } finally {
+      await new Promise((closed) => proxy.close(closed));
+    }
   });
 });

@@ -4,6 +4,7 @@ import { loadApps } from '../core/apps.ts';
 import { loadTls } from '../core/ca.ts';
 import { checkShifts, StackClock } from '../core/clock.ts';
 import { readJsonIfExists, writeFileAtomic } from '../core/files.ts';
+import { bypassProxyForLoopback } from '../core/http.ts';
 import { NotFoundError } from '../core/ipc.ts';
 import { openSecrets } from '../core/secrets.ts';
 import { loadTopology } from '../core/topology.ts';
@@ -95,7 +96,7 @@ async function startLocked(
       'stack',
       `${clockPath}: ${history.problem}; kept the ${history.shifts.length} shift(s) before it`,
     );
-  const env = { ...process.env, NODE_EXTRA_CA_CERTS: tls.caPath };
+  const env = bypassProxyForLoopback({ ...process.env, NODE_EXTRA_CA_CERTS: tls.caPath });
   // Each emulator's bundle, made now if a source changed (web apps A and B run the same one). A build
   // takes seconds, so the console says why this start is slower.
   const emulators = [...new Set(plans.map((plan) => plan.emulator))];

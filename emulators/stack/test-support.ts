@@ -83,11 +83,16 @@ export interface CliStack extends CliStart {
   description(): { endpoints: Record<string, Record<string, string>>; pid: number };
 }
 
+/** Where `taskstack start` runs: its data directory, and the environment when not this process's. */
+export type CliPlace = string | { dataDir: string; env: NodeJS.ProcessEnv };
+
 /** Spawns `taskstack start` and returns at once (a test may signal it while it starts). */
-export function spawnCli(dataDir: string, ...args: string[]): CliStart {
+export function spawnCli(place: CliPlace, ...args: string[]): CliStart {
+  const { dataDir, env } = typeof place === 'string' ? { dataDir: place, env: process.env } : place;
   const child = spawn(process.execPath, cli('start', '--data-dir', dataDir, ...args), {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
+    env,
   });
   let output = '';
   const collect = (chunk: Buffer) => {
@@ -100,8 +105,9 @@ export function spawnCli(dataDir: string, ...args: string[]): CliStart {
 }
 
 /** Spawns `taskstack start` and waits until its banner says the stack is ready. */
-export async function startCli(dataDir: string, ...args: string[]): Promise<CliStack> {
-  const started = spawnCli(dataDir, ...args);
+export async function startCli(place: CliPlace, ...args: string[]): Promise<CliStack> {
+  const started = spawnCli(place, ...args);
+  const dataDir = typeof place === 'string' ? place : place.dataDir;
   let gone = false;
   void started.exited.then(() => {
     gone = true;
