@@ -159,7 +159,7 @@ describe('blob trigger', () => {
     expect(names.filter((name) => count(name) !== 1)).toEqual([]);
   });
 
-  it('gives up after maxDequeueCount failed tries (host.json: 3) and records a poison message', async () => {
+  it('gives up after poisonBlobThreshold failed tries (host.json: 3, queues.maxDequeueCount 1) and records a poison message', async () => {
     await upload('poison-input', 'bad.txt', 'bad');
     const poisonNames = await waitFor('the poison message', async () => {
       const found = await names('webjobs-blobtrigger-poison').catch(() => []);
@@ -184,6 +184,19 @@ describe('blob trigger', () => {
     await upload('tasks', 'd.json', '{"Title":"D"}');
     await waitFor('d.json processed', () => count('processed d: {"Title":"D"}') === 1);
     expect(failures()).toBe(3);
+  });
+
+  it('runs at most maxDegreeOfParallelism blobs at once (host.json: 4)', async () => {
+    const blobs = Array.from({ length: 12 }, (_, i) => `p${i}`);
+    await Promise.all(blobs.map((name) => upload('parallel', name, name)));
+    // Each run logs how many were running as it began.
+    const running = () =>
+      readLog(logFile).flatMap((e) => {
+        const found = /^parallel p\d+: (\d+) running$/.exec(e.message);
+        return found ? [Number(found[1])] : [];
+      });
+    await waitFor('every parallel run', () => running().length === blobs.length);
+    expect(Math.max(...running())).toBe(4);
   });
 
   it('stores the scan mark again only once a sweep lists a blob modified since the stored mark', async () => {

@@ -1,5 +1,6 @@
 /** The app's configuration: `host.json` and the app settings (environment + `local.settings.json`). */
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { readJsonIfExists } from '../core/files.ts';
@@ -15,7 +16,21 @@ const hostJsonSchema = z.looseObject({
   extensions: z
     .looseObject({
       http: z.looseObject({ routePrefix: z.string().optional() }).optional(),
-      queues: z.looseObject({ maxDequeueCount: z.number().int().positive().optional() }).optional(),
+      // The storage extension's BlobsOptions (5.x, extension bundle 4): its setters' checks, in its words.
+      blobs: z
+        .looseObject({
+          maxDegreeOfParallelism: z
+            .number()
+            .int()
+            .min(1, "Specified argument was out of the range of valid values. (Parameter 'value')")
+            .optional(),
+          poisonBlobThreshold: z
+            .number()
+            .int()
+            .min(1, "PoisonBlobThreshold must not be less than 1. (Parameter 'value')")
+            .optional(),
+        })
+        .optional(),
       eventHubs: z
         .looseObject({
           maxEventBatchSize: z.number().int().positive().optional(),
@@ -59,8 +74,13 @@ export interface HostConfig {
   functionTimeoutMs: number | undefined;
   /** Category → level, compared case-insensitively; `default` applies to the rest. */
   logLevels: Record<string, HostLogLevel>;
-  /** Failed tries before a blob goes to the poison store (`extensions.queues.maxDequeueCount`). */
-  maxDequeueCount: number;
+  /**
+   * The blob trigger's `extensions.blobs` (BlobsOptions): failed tries of a blob before its poison message
+   * (`poisonBlobThreshold`, 5), and how many blobs all blob triggers run at once
+   * (`maxDegreeOfParallelism`, 8 × the processors, or 8 on Consumption, as SkuUtility counts them). The
+   * extension builds its queue's options from these alone: `extensions.queues` does not apply.
+   */
+  blobs: { poisonBlobThreshold: number; maxDegreeOfParallelism: number };
   eventHubs: { maxBatchSize: number; checkpointFrequency: number; initialOffset: InitialOffset };
   /**
    * local.settings.json `Host.MaxRequestBodySize`: the app promises that none of its HTTP functions
@@ -69,14 +89,15 @@ export interface HostConfig {
   maxRequestBodySize: number | undefined;
 }
 
+const isConsumption = (sku: string | undefined) => sku?.toLowerCase() === 'dynamic';
+
 /**
  * functionTimeout's bounds by plan (ScriptJobHostOptionsSetup): on Consumption (WEBSITE_SKU Dynamic)
  * 5 min by default and at most 10, so `-1` (TimeSpan -1 day) is refused; on other plans 30 min by
  * default, unbounded, and `-1` means none.
  */
 function timeoutBounds(sku: string | undefined) {
-  const consumption = sku?.toLowerCase() === 'dynamic';
-  return consumption
+  return isConsumption(sku)
     ? { defaultMs: 5 * 60_000, maxMs: 10 * 60_000, max: '00:10:00', unbounded: false }
     : {
         defaultMs: 30 * 60_000,
@@ -168,7 +189,12 @@ export function loadHostConfig(appDir: string, sku?: string): HostConfig {
         level,
       ]),
     ),
-    maxDequeueCount: host.extensions?.queues?.maxDequeueCount ?? 5,
+    blobs: {
+      poisonBlobThreshold: host.extensions?.blobs?.poisonBlobThreshold ?? 5,
+      maxDegreeOfParallelism:
+        host.extensions?.blobs?.maxDegreeOfParallelism ??
+        8 * (isConsumption(sku) ? 1 : availableParallelism()),
+    },
     eventHubs: {
       maxBatchSize: eventHubs?.maxEventBatchSize ?? eventHubs?.maxBatchSize ?? 100,
       checkpointFrequency: eventHubs?.batchCheckpointFrequency ?? 1,

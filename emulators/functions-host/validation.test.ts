@@ -1,5 +1,6 @@
 /** host.json's version and functionTimeout bounds, and the functions the runtime puts in error at start. */
 import { cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repositoryRoot } from '../core/apps.ts';
@@ -118,6 +119,32 @@ describe('host.json extensions.eventHubs.initialOffsetOptions', () => {
     );
     expect(() => offsetOf('{"type": "fromEnqueuedTime"}')).toThrow(
       "host.json: extensions.eventHubs.initialOffsetOptions.enqueuedTimeUtc must be a time for FromEnqueuedTime, not ''",
+    );
+  });
+});
+
+describe('host.json extensions.blobs', () => {
+  const blobsOf = (json: string, sku?: string) =>
+    loadHostConfig(hostJson(`{"version": "2.0", "extensions": ${json}}`), sku).blobs;
+
+  it('reads poisonBlobThreshold (5 by default), not queues.maxDequeueCount, as the extension 5.x does', () => {
+    expect(blobsOf('{}').poisonBlobThreshold).toBe(5);
+    expect(blobsOf('{"queues": {"maxDequeueCount": 2}}').poisonBlobThreshold).toBe(5);
+    expect(blobsOf('{"blobs": {"poisonBlobThreshold": 1}}').poisonBlobThreshold).toBe(1);
+  });
+
+  it('reads maxDegreeOfParallelism: 8 per processor by default, 8 on Consumption', () => {
+    expect(blobsOf('{}').maxDegreeOfParallelism).toBe(8 * availableParallelism());
+    expect(blobsOf('{}', 'Dynamic').maxDegreeOfParallelism).toBe(8);
+    expect(blobsOf('{"blobs": {"maxDegreeOfParallelism": 1}}', 'Dynamic').maxDegreeOfParallelism).toBe(1);
+  });
+
+  it("refuses a value under 1 with the setters' words", () => {
+    expect(() => blobsOf('{"blobs": {"poisonBlobThreshold": 0}}')).toThrow(
+      "PoisonBlobThreshold must not be less than 1. (Parameter 'value')",
+    );
+    expect(() => blobsOf('{"blobs": {"maxDegreeOfParallelism": 0}}')).toThrow(
+      "Specified argument was out of the range of valid values. (Parameter 'value')",
     );
   });
 });

@@ -91,6 +91,6 @@ export async function poison(host: Host, fn: RegisteredFunction, version: BlobVe
     fn.name,
     '',
     'error',
-    `Message has reached MaxDequeueCount of ${host.config.maxDequeueCount}. Moving message to '${POISON_CONTAINER}': ${version.container}/${version.name}`,
+    `Message has reached MaxDequeueCount of ${host.config.blobs.poisonBlobThreshold}. Moving message to '${POISON_CONTAINER}': ${version.container}/${version.name}`,
   );
 }

@@ -4,9 +4,10 @@
  * versions at once; sweeps of the container (`blob-scan.ts`) find those written since the latest
  * scan, once after each subscription to the events and, while they are not connected, at the
  * runtime's pace. Each matching version runs once, as the runtime's blob trigger queue runs them, up
- * to `BATCH_SIZE` at a time, recorded by a receipt (`blob-receipts.ts`) so that a restart never repeats
- * a finished version. A failed run is tried again after the next sweep (or, with events connected,
- * a second later), up to `maxDequeueCount` (5) tries, then poisoned.
+ * to `maxDegreeOfParallelism` at a time across all of the host's blob triggers (`RunSlots`), recorded
+ * by a receipt (`blob-receipts.ts`) so that a restart never repeats a finished version. A failed run is
+ * tried again after the next sweep (or, with events connected, a second later), up to
+ * `poisonBlobThreshold` (5) tries, then poisoned.
  */
 import type { ContainerClient } from '@azure/storage-blob';
 import { splitBlobPath } from '../bindings/data.ts';
@@ -27,6 +28,7 @@ import { BlobEvents } from './blob-events.ts';
 import { compilePattern, triggerPath } from './blob-path.ts';
 import { type BlobVersion, poison, Receipts } from './blob-receipts.ts';
 import { ContainerScan, type ListedBlob, PAGE_SIZE } from './blob-scan.ts';
+import { runSlots } from './blob-slots.ts';
 
 /** How often a container is swept when sweeping it is cheap. */
 export const SCAN_INTERVAL_MS = 1000;
@@ -37,8 +39,6 @@ export const SCAN_INTERVAL_MS = 1000;
  * rather than timed, so that a busy machine does not slow the sweeps of small containers.
  */
 const PAUSE_PER_BLOB_MS = 10_000 / PAGE_SIZE;
-/** How many blobs run at once: the runtime's blob trigger queue takes `queues.batchSize` (16) at a time. */
-const BATCH_SIZE = 16;
 
 /** ETags as HTTP headers carry them (and receipts are named): quoted. Listings give them bare. */
 const quoted = (etag: string) => (etag.startsWith('"') ? etag : `"${etag}"`);
@@ -138,7 +138,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     const outcome = await host.invoker.invoke(fn, read.input);
     if (outcome.succeeded) {
       await receipt.write({});
-    } else if (tries >= host.config.maxDequeueCount) {
+    } else if (tries >= host.config.blobs.poisonBlobThreshold) {
       await poison(host, fn, version);
       await receipt.write({ Poisoned: 'true' });
     } else {
@@ -148,9 +148,10 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     return true;
   };
 
+  const slots = runSlots(host);
   const pump = () => {
     for (const [key, version] of waiting) {
-      if (stopped || running >= BATCH_SIZE) return;
+      if (stopped || !slots.take()) return;
       waiting.delete(key);
       running++;
       // One blob's failure to be read or recorded must not hold up the others; it is tried again.
@@ -167,10 +168,11 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
           else failed.push(version);
           running--;
           if (running === 0) drained?.();
-          pump();
+          slots.release();
         });
     }
   };
+  slots.join(pump);
 
   /** Takes a version found by a sweep or an event, unless already known. */
   const found = (blob: ListedBlob) => {
@@ -303,6 +305,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   return {
     async stop() {
       stopped = true;
+      slots.leave(pump);
       events?.stop();
       clearTimeout(timer);
       await sweeping;

@@ -76,3 +76,16 @@ app.storageBlob('wholeContainer', {
     context.log(`whole ${context.triggerMetadata.blobTrigger}: ${blob.toString('utf8')}`);
   },
 });
+
+// Holds each run a while, and logs how many ran at once when it began (host.json: at most 4).
+let parallelRuns = 0;
+app.storageBlob('parallel', {
+  path: 'parallel/{name}',
+  connection: 'StorageConnection',
+  handler: async (_blob, context) => {
+    parallelRuns++;
+    context.log(`parallel ${context.triggerMetadata.name}: ${parallelRuns} running`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    parallelRuns--;
+  },
+});
