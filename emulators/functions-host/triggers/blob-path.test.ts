@@ -10,6 +10,19 @@ describe('blob trigger paths', () => {
     expect(compilePattern('{name}.json').match('a/b.json')).toEqual({ name: 'a/b' });
   });
 
+  it("captures as the runtime's BindingTemplateSource does: greedy, and empty text too", () => {
+    expect(compilePattern('{name}.{ext}').match('report.final.pdf')).toEqual({
+      name: 'report.final',
+      ext: 'pdf',
+    });
+    expect(compilePattern('in/{year}/{file}').match('in/2026/11/x.csv')).toEqual({
+      year: '2026/11',
+      file: 'x.csv',
+    });
+    expect(compilePattern('{name}.json').match('.json')).toEqual({ name: '' });
+    expect(compilePattern('{name}.json').match('a.JSON')).toBeUndefined();
+  });
+
   it('refuses what the extension refuses, in its words', () => {
     for (const path of ['/x', 'c/', '/', 'a\\b/x'])
       expect(() => triggerPath(path), path).toThrow(

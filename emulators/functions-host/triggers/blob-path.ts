@@ -20,8 +20,9 @@ export function compilePattern(pattern: string): BlobPattern {
     if (placeholder?.[1]) {
       prefix ??= source.replace(/\\(.)/g, '$1');
       names.push(placeholder[1]);
-      // A placeholder matches any text, slashes included, as in the runtime's BlobPathSource.
-      source += '(.+?)';
+      // As the runtime's BindingTemplateSource captures a placeholder: `(?<name>.*)`, any text (slashes
+      // included, none at all too), as much as the rest allows: `{name}.{ext}` splits at the last dot.
+      source += '(.*)';
     } else if (part.includes('{') || part.includes('}')) {
       throw new Error(`blob path pattern "${pattern}": invalid placeholder`);
     } else {
