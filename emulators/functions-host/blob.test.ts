@@ -255,6 +255,22 @@ describe('blob trigger', () => {
     );
   });
 
+  it("gives the blob's metadata with its names' case, as Azure's host gives it to the library (which lowers the first letter)", async () => {
+    const content = 'm';
+    await storage
+      .getContainerClient('meta')
+      .getBlockBlobClient('m1')
+      .upload(content, 1, { metadata: { TaskId: 'T1', fileName: 'f.txt', lower: 'x' } });
+    const logged = await waitFor('the run', () =>
+      readLog(logFile).find((e) => e.message.startsWith('metadata m1: ')),
+    );
+    expect(JSON.parse(logged.message.slice('metadata m1: '.length))).toEqual({
+      taskId: 'T1',
+      fileName: 'f.txt',
+      lower: 'x',
+    });
+  });
+
   it('runs a blob function by hand through the admin API with the blob path as input', async () => {
     const response = await fetch(`${base()}/admin/functions/ProcessTask`, {
       method: 'POST',

@@ -46,6 +46,24 @@ const quoted = (etag: string) => (etag.startsWith('"') ? etag : `"${etag}"`);
 const typed = (value: unknown): RpcTypedData =>
   typeof value === 'string' ? { string: value } : { json: JSON.stringify(value ?? null) };
 
+/**
+ * The blob's metadata with its names as they were set (`TaskId`), as the storage answers them and .NET
+ * keeps them: Node's HTTP client lowers header names, so a download gives `taskid`. A listing keeps
+ * them, so one is asked for when the blob has metadata (the version listed, else the lowered names).
+ */
+async function metadataOf(
+  container: ContainerClient,
+  name: string,
+  etag: string,
+  lowered: Record<string, string> | undefined,
+): Promise<Record<string, string>> {
+  if (!lowered || Object.keys(lowered).length === 0) return {};
+  const listing = container.listBlobsFlat({ prefix: name, includeMetadata: true }).byPage({ maxPageSize: 1 });
+  const { value: page } = await listing.next();
+  const item = page?.segment.blobItems[0];
+  return item?.name === name && quoted(item.properties.etag ?? '') === etag ? (item.metadata ?? {}) : lowered;
+}
+
 /** The invocation input for one blob: its content, and the runtime's trigger metadata and binding data. */
 async function blobInput(
   container: ContainerClient,
@@ -69,7 +87,7 @@ async function blobInput(
       ETag: etag,
       ContentHash: properties.contentMD5 && Buffer.from(properties.contentMD5).toString('base64'),
     },
-    Metadata: properties.metadata ?? {},
+    Metadata: await metadataOf(container, name, etag, properties.metadata),
     ...params,
   };
   const data: RpcTypedData =

@@ -89,3 +89,13 @@ app.storageBlob('parallel', {
     parallelRuns--;
   },
 });
+
+app.storageBlob('withMetadata', {
+  path: 'meta/{name}',
+  connection: 'StorageConnection',
+  handler: (_blob, context) => {
+    context.log(
+      `metadata ${context.triggerMetadata.name}: ${JSON.stringify(context.triggerMetadata.metadata)}`,
+    );
+  },
+});
