@@ -186,6 +186,27 @@ describe('blob trigger', () => {
     expect(failures()).toBe(3);
   });
 
+  it('counts a try that ended the worker: poisoned unrun once begun more than poisonBlobThreshold times', async () => {
+    const poisonFor = async (name: string) => {
+      const poison = storage.getContainerClient('webjobs-blobtrigger-poison');
+      for (const found of await names('webjobs-blobtrigger-poison').catch(() => [])) {
+        const message = JSON.parse((await poison.getBlobClient(found).downloadToBuffer()).toString('utf8'));
+        if (message.ContainerName === 'crash' && message.BlobName === name) return message;
+      }
+      return undefined;
+    };
+    await upload('crash', 'x', 'x');
+    // Killed under each of its runs, as a crash or a held event loop ends the worker; it restarts by itself.
+    for (let run = 1; run <= 3; run++) {
+      await waitFor(`run ${run}`, () => count('crashing x begun') === run);
+      host.kill();
+    }
+    expect((await waitFor('the poison message', () => poisonFor('x'))).FunctionId).toBe(
+      'Host.Functions.crashing',
+    );
+    expect(count('crashing x begun')).toBe(3);
+  });
+
   it('runs at most maxDegreeOfParallelism blobs at once (host.json: 4)', async () => {
     const blobs = Array.from({ length: 12 }, (_, i) => `p${i}`);
     await Promise.all(blobs.map((name) => upload('parallel', name, name)));

@@ -23,9 +23,9 @@ export interface BlobVersion {
 
 export interface ReceiptState {
   complete: boolean;
-  /** Failed tries so far. */
+  /** Tries begun, this one included (the queue message's dequeue count): counted before the run. */
   tries: number;
-  /** Records the version's new state: `{}` once it ran, `Incomplete`/`Tries` after a failed try. */
+  /** Records the version's new state: `{}` once it ran, `Poisoned` once it never will. */
   write(metadata: Record<string, string>): Promise<void>;
 }
 
@@ -43,8 +43,10 @@ export class Receipts {
 
   /**
    * Creates the incomplete receipt unless one exists (the runtime's TryCreate, If-None-Match: *), and
-   * answers the state found: a new version costs one request. One client serves the receipt's requests:
-   * building a blob client costs the SDK about as much CPU as a request.
+   * counts the try about to begin in it (`Tries`), as a queue counts a message's dequeues: a run that
+   * ends the worker (a crash, a held event loop) is counted too. A new version costs one request. One
+   * client serves the receipt's requests: building a blob client costs the SDK about as much CPU as a
+   * request.
    */
   async claim(version: BlobVersion): Promise<ReceiptState> {
     this.#created ??= this.#container.createIfNotExists();
@@ -55,23 +57,25 @@ export class Receipts {
     const write = async (metadata: Record<string, string>) => {
       await blob.upload('', 0, { metadata });
     };
+    const begin = async (tries: number, conditions?: { ifNoneMatch: string }) => {
+      await blob.upload('', 0, { metadata: { Incomplete: 'true', Tries: String(tries) }, conditions });
+      return { complete: false, tries, write };
+    };
     try {
-      await blob.upload('', 0, {
-        metadata: { Incomplete: 'true', Tries: '0' },
-        conditions: { ifNoneMatch: '*' },
-      });
-      return { complete: false, tries: 0, write };
+      return await begin(1, { ifNoneMatch: '*' });
     } catch (error) {
       if (!isConflict(error)) throw error;
     }
+    let metadata: Record<string, string>;
     try {
-      const { metadata = {} } = await blob.getProperties();
-      return { complete: metadata.incomplete !== 'true', tries: Number(metadata.tries ?? 0), write };
+      ({ metadata = {} } = await blob.getProperties());
     } catch (error) {
       // Deleted between the two calls: claim it again on the next try.
       if (isNotFound(error)) return { complete: false, tries: 0, write };
       throw error;
     }
+    if (metadata.incomplete !== 'true') return { complete: true, tries: 0, write };
+    return begin(Number(metadata.tries ?? 0) + 1);
   }
 }
 

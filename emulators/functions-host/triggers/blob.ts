@@ -143,7 +143,15 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   const run = async (version: Found): Promise<boolean> => {
     const receipt = await receipts.claim(version);
     if (receipt.complete) return true;
-    const tries = receipt.tries + 1;
+    const threshold = host.config.blobs.poisonBlobThreshold;
+    const poisoned = async () => {
+      await poison(host, fn, version);
+      await receipt.write({ Poisoned: 'true' });
+      return true;
+    };
+    // Begun more often than the threshold without an outcome (each run ended the worker): poisoned
+    // unrun, as the queue processor treats a message dequeued more often than its maxDequeueCount.
+    if (receipt.tries > threshold) return poisoned();
     const reason = `New blob detected(LogsAndContainerScan): ${container}/${version.name}`;
     const read = await blobInput(containerClient, trigger, version.name, version.params, reason).catch(
       (error) => {
@@ -154,16 +162,10 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     // Changed since listing: that new version is found by a sweep of its own.
     if (read?.etag !== version.etag) return true;
     const outcome = await host.invoker.invoke(fn, read.input);
-    if (outcome.succeeded) {
-      await receipt.write({});
-    } else if (tries >= host.config.blobs.poisonBlobThreshold) {
-      await poison(host, fn, version);
-      await receipt.write({ Poisoned: 'true' });
-    } else {
-      await receipt.write({ Incomplete: 'true', Tries: String(tries) });
-      return false;
-    }
-    return true;
+    if (outcome.succeeded) await receipt.write({});
+    else if (receipt.tries >= threshold) return poisoned();
+    // Failed, with tries left: the receipt counts this one already.
+    return outcome.succeeded;
   };
 
   const slots = runSlots(host);

@@ -99,3 +99,13 @@ app.storageBlob('withMetadata', {
     );
   },
 });
+
+// Runs long enough for a test to kill the host under it (less than the 2 s functionTimeout).
+app.storageBlob('crashing', {
+  path: 'crash/{name}',
+  connection: 'StorageConnection',
+  handler: async (_blob, context) => {
+    context.log(`crashing ${context.triggerMetadata.name} begun`);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+  },
+});
