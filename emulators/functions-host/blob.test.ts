@@ -32,6 +32,17 @@ const names = async (container: string, prefix?: string) => {
   return found;
 };
 
+/** The poison message written for a blob (of that ETag, if given), if any. */
+const poisonFor = async (container: string, name: string, etag?: string) => {
+  const poison = storage.getContainerClient('webjobs-blobtrigger-poison');
+  for (const found of await names('webjobs-blobtrigger-poison').catch(() => [])) {
+    const message = JSON.parse((await poison.getBlobClient(found).downloadToBuffer()).toString('utf8'));
+    const same = message.ContainerName === container && message.BlobName === name;
+    if (same && (etag === undefined || message.ETag === etag)) return message;
+  }
+  return undefined;
+};
+
 beforeAll(async () => {
   const started = await startCjsHostOnBlob(data.dir, logFile);
   ({ blob, host } = started);
@@ -161,11 +172,7 @@ describe('blob trigger', () => {
 
   it('gives up after poisonBlobThreshold failed tries (host.json: 3, queues.maxDequeueCount 1) and records a poison message', async () => {
     await upload('poison-input', 'bad.txt', 'bad');
-    const poisonNames = await waitFor('the poison message', async () => {
-      const found = await names('webjobs-blobtrigger-poison').catch(() => []);
-      return found.length ? found : undefined;
-    });
-    const message = JSON.parse(await text('webjobs-blobtrigger-poison', poisonNames[0] as string));
+    const message = await waitFor('the poison message', () => poisonFor('poison-input', 'bad.txt'));
     const { etag } = await storage
       .getContainerClient('poison-input')
       .getBlobClient('bad.txt')
@@ -186,22 +193,23 @@ describe('blob trigger', () => {
     expect(failures()).toBe(3);
   });
 
+  it("names the blob's type in the poison message, as the extension does (AppendBlob)", async () => {
+    const log = storage.getContainerClient('poison-input').getAppendBlobClient('log.txt');
+    await log.create();
+    await log.appendBlock('line', 4);
+    const { etag } = await log.getProperties();
+    const message = await waitFor('its poison message', () => poisonFor('poison-input', 'log.txt', etag));
+    expect(message.BlobType).toBe('AppendBlob');
+  });
+
   it('counts a try that ended the worker: poisoned unrun once begun more than poisonBlobThreshold times', async () => {
-    const poisonFor = async (name: string) => {
-      const poison = storage.getContainerClient('webjobs-blobtrigger-poison');
-      for (const found of await names('webjobs-blobtrigger-poison').catch(() => [])) {
-        const message = JSON.parse((await poison.getBlobClient(found).downloadToBuffer()).toString('utf8'));
-        if (message.ContainerName === 'crash' && message.BlobName === name) return message;
-      }
-      return undefined;
-    };
     await upload('crash', 'x', 'x');
     // Killed under each of its runs, as a crash or a held event loop ends the worker; it restarts by itself.
     for (let run = 1; run <= 3; run++) {
       await waitFor(`run ${run}`, () => count('crashing x begun') === run);
       host.kill();
     }
-    expect((await waitFor('the poison message', () => poisonFor('x'))).FunctionId).toBe(
+    expect((await waitFor('the poison message', () => poisonFor('crash', 'x'))).FunctionId).toBe(
       'Host.Functions.crashing',
     );
     expect(count('crashing x begun')).toBe(3);

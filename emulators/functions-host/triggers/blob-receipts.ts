@@ -79,11 +79,29 @@ export class Receipts {
   }
 }
 
-export async function poison(host: Host, fn: RegisteredFunction, version: BlobVersion) {
+/**
+ * Writes the runtime's poison message for `version`, read from `source` (its container). Its blob type
+ * is the blob's own, as the extension names it (`AppendBlob`); asked for here, once, rather than kept
+ * for every version found.
+ */
+export async function poison(
+  host: Host,
+  fn: RegisteredFunction,
+  version: BlobVersion,
+  source: ContainerClient,
+) {
+  const { blobType = 'BlockBlob' } = await source
+    .getBlobClient(version.name)
+    .getProperties()
+    .catch((error) => {
+      // Deleted since: the type of the blob the trigger saw is unknown.
+      if (isNotFound(error)) return { blobType: undefined };
+      throw error;
+    });
   const message = JSON.stringify({
     Type: 'BlobTrigger',
     FunctionId: `Host.Functions.${fn.name}`,
-    BlobType: 'BlockBlob',
+    BlobType: blobType,
     ContainerName: version.container,
     BlobName: version.name,
     ETag: version.etag,

@@ -145,7 +145,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     if (receipt.complete) return true;
     const threshold = host.config.blobs.poisonBlobThreshold;
     const poisoned = async () => {
-      await poison(host, fn, version);
+      await poison(host, fn, version, containerClient);
       await receipt.write({ Poisoned: 'true' });
       return true;
     };
