@@ -300,14 +300,34 @@ describe('blob trigger', () => {
     });
   });
 
-  it('runs a blob function by hand through the admin API with the blob path as input', async () => {
-    const response = await fetch(`${base()}/admin/functions/ProcessTask`, {
+  /** Asks the admin API to run ProcessTask on `input` (a blob's path). */
+  const runByHand = (input: string) =>
+    fetch(`${base()}/admin/functions/ProcessTask`, {
       method: 'POST',
       headers: { 'x-functions-key': secrets.masterKey, 'content-type': 'application/json' },
-      body: JSON.stringify({ input: 'tasks/b.json' }),
+      body: JSON.stringify({ input }),
     });
-    expect(response.status).toBe(202);
+
+  it('runs a blob function by hand through the admin API with the blob path as input', async () => {
+    expect((await runByHand('tasks/b.json')).status).toBe(202);
     await waitFor('the manual run', () => count('processed b: {"Title":"B"}') === 2);
+  });
+
+  it('accepts a path whose blob is missing, as the runtime does, and fails that run in the log', async () => {
+    expect((await runByHand('tasks/missing.json')).status).toBe(202);
+    const failed = await waitFor('the failed run', () =>
+      readLog(logFile).find(
+        (e) =>
+          e.function === 'ProcessTask' && e.message.startsWith("Executed 'Functions.ProcessTask' (Failed"),
+      ),
+    );
+    const reason = readLog(logFile).find(
+      (e) => e.invocationId === failed.invocationId && e.message.startsWith('Exception while executing'),
+    );
+    // The library names the trigger's parameter after its type and a hash of its binding.
+    expect(reason?.message).toMatch(
+      /Exception binding parameter 'blobTrigger[0-9a-f]+'\. The specified blob does not exist\./,
+    );
   });
 });
 

@@ -34,6 +34,11 @@ export interface TriggerInput {
   bindingData?: Record<string, unknown> | BindingData;
   /** Set when a retry policy applies (retry.ts). */
   retryContext?: RpcRetryContext;
+  /**
+   * The trigger's value could not be bound (an admin API input the trigger cannot read): the invocation
+   * fails with this before the function runs, as the runtime's binding fails inside the invocation.
+   */
+  failure?: Error;
 }
 
 export interface InvocationOutcome {
@@ -226,6 +231,7 @@ export class Invoker {
     trigger: TriggerInput,
     cancelled: () => boolean,
   ): Promise<RpcInvocationResponse> {
+    if (trigger.failure) throw trigger.failure;
     const model = this.registry.programmingModel;
     if (!model) throw new Error('the app never registered a programming model');
     let invocationContext: unknown;

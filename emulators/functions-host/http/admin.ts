@@ -5,7 +5,7 @@ import { readBody, sendJson } from '../../core/http.ts';
 import type { RegisteredFunction } from '../core-api.ts';
 import { type Host, isDisabled, type TriggerKind, triggerOf } from '../host.ts';
 import { serveKeys } from './admin-keys.ts';
-import { httpRoutes, invokeUrl, presentedKey } from './functions.ts';
+import { ADMIN_REASON, httpRoutes, invokeUrl, presentedKey } from './functions.ts';
 
 const ADMIN_BODY_LIMIT = 10 * 1024 * 1024;
 const startedAt = Date.now();
@@ -114,12 +114,14 @@ export async function serveAdmin(
     });
     return;
   }
-  // Accepted at once; the invocation runs on, reporting through the log as the runtime does.
-  const triggerInput = await kind.adminInput(host, fn, trigger, input).catch((error: Error) => error);
-  if (triggerInput instanceof Error) {
-    sendJson(res, 400, { message: triggerInput.message });
-    return;
-  }
+  // Accepted at once; the invocation runs on, reporting through the log as the runtime does. An input
+  // the trigger cannot read (a missing blob, an event that is no JSON) fails that invocation, as the
+  // runtime's binding of it does.
   res.writeHead(202, { 'content-length': 0 }).end();
+  const triggerInput = await kind.adminInput(host, fn, trigger, input).catch((error: Error) => ({
+    inputData: [],
+    reason: ADMIN_REASON,
+    failure: new Error(`Exception binding parameter '${trigger.name}'. ${error.message}`),
+  }));
   void host.invoker.invoke(fn, triggerInput);
 }

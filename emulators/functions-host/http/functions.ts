@@ -12,7 +12,8 @@ import { serveStreaming } from './stream.ts';
 
 /** Azure's request size limit for HTTP triggers (FUNCTIONS_REQUEST_BODY_SIZE_LIMIT's default). */
 export const MAX_REQUEST_BYTES = 100 * 1024 * 1024;
-const REASON = 'This function was programmatically called via the host APIs.';
+/** The Executing line's reason for a run asked for through the admin API. */
+export const ADMIN_REASON = 'This function was programmatically called via the host APIs.';
 
 interface HttpRoute {
   fn: RegisteredFunction;
@@ -125,7 +126,7 @@ export async function serveFunction(
   if (host.httpStreamUri) {
     // The body streams to the function: it gives no binding data.
     const bindingData = () => httpBindingData(req, url, params, undefined);
-    const call = { reason: REASON, bindingData, limit: MAX_REQUEST_BYTES };
+    const call = { reason: ADMIN_REASON, bindingData, limit: MAX_REQUEST_BYTES };
     await serveStreaming(host, route.fn, route.bindingName, params, req, res, call);
     return true;
   }
@@ -134,7 +135,7 @@ export async function serveFunction(
   if (cut) closeAfterAnswer(req, res);
   const outcome = await host.invoker.invoke(route.fn, {
     inputData: [{ name: route.bindingName, data: { http: toRpcHttp(req, body, host.baseUrl, params) } }],
-    reason: REASON,
+    reason: ADMIN_REASON,
     bindingData: () => httpBindingData(req, url, params, body),
   });
   if (!outcome.succeeded) {
