@@ -43,6 +43,12 @@ const PAUSE_PER_BLOB_MS = 10_000 / PAGE_SIZE;
 /** ETags as HTTP headers carry them (and receipts are named): quoted. Listings give them bare. */
 const quoted = (etag: string) => (etag.startsWith('"') ? etag : `"${etag}"`);
 
+/**
+ * A time as the host's JSON (Newtonsoft's defaults) writes a .NET DateTimeOffset in UTC:
+ * `2026-11-26T14:00:00+00:00`, with a fraction only where it is not zero.
+ */
+const jsonOffset = (date: Date | undefined) => date?.toISOString().replace(/\.?0*Z$/, '+00:00');
+
 const typed = (value: unknown): RpcTypedData =>
   typeof value === 'string' ? { string: value } : { json: JSON.stringify(value ?? null) };
 
@@ -80,8 +86,8 @@ async function blobInput(
     Uri: client.url,
     // Some of the BlobProperties (Azure.Storage.Blobs) the extension binds, by their .NET names.
     Properties: {
-      LastModified: properties.lastModified,
-      CreatedOn: properties.createdOn,
+      LastModified: jsonOffset(properties.lastModified),
+      CreatedOn: jsonOffset(properties.createdOn),
       ContentLength: content.length,
       ContentType: properties.contentType,
       ETag: etag,

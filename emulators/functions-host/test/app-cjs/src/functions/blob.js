@@ -10,7 +10,7 @@ app.storageBlob('ProcessTask', {
     context.log(`processed ${context.triggerMetadata.name}: ${blob.toString('utf8')}`);
     context.extraOutputs.set(
       processed,
-      `seen ${blob.length} bytes (${context.triggerMetadata.properties.contentLength}, ${typeof context.triggerMetadata.properties.createdOn}) of ${context.triggerMetadata.blobTrigger}`,
+      `seen ${blob.length} bytes (${context.triggerMetadata.properties.contentLength}, ${context.triggerMetadata.properties.createdOn}) of ${context.triggerMetadata.blobTrigger}`,
     );
   },
 });
