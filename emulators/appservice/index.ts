@@ -4,7 +4,6 @@
  * this component's own process (one process per app, as in App Service), so stopping the component
  * ends the app, as App Service ends its process.
  */
-import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
@@ -12,33 +11,11 @@ import { importModule } from '../core/bundle.mjs';
 import { defineEmulator } from '../core/emulator.ts';
 import { accepts, LOOPBACK, probe } from '../core/http.ts';
 import { resolveKeyVaultReferences } from '../core/keyvault-references.ts';
+import { environmentNames, platformSettings, readinessCheck } from '../core/platform.ts';
 import { resolveStartFile, startFile } from './startup.ts';
 
 /** How long an app may take from being loaded to listening on PORT (App Service waits 230 s). */
 const START_TIMEOUT_MS = 30_000;
-/** The path App Service on Linux pings to learn that a started container answers (WEBSITE_WARMUP_PATH). */
-const WARMUP_PATH = '/robots933456.txt';
-
-/**
- * App settings as App Service for Linux puts them in the app's environment: a period in a name becomes
- * an underscore (`Feature.Flag` is `Feature_Flag` to the app).
- */
-const environmentNames = (settings: Record<string, string>) =>
-  Object.fromEntries(Object.entries(settings).map(([name, value]) => [name.replaceAll('.', '_'), value]));
-
-/**
- * What App Service tells every app of its site, beside its settings: its name, its host (in Azure
- * `<name>.azurewebsites.net`; here the loopback address it listens on), its plan's tier and the
- * instance it runs on (64 hex digits; one instance here, the same across restarts).
- */
-function platformSettings({ port, siteName, sku }: { port: number; siteName: string; sku: string }) {
-  return {
-    WEBSITE_SITE_NAME: siteName,
-    WEBSITE_HOSTNAME: `${LOOPBACK}:${port}`,
-    WEBSITE_SKU: sku,
-    WEBSITE_INSTANCE_ID: createHash('sha256').update(`${siteName}:${port}`).digest('hex'),
-  };
-}
 
 export default defineEmulator({
   name: 'appservice',
@@ -81,13 +58,12 @@ export default defineEmulator({
     return {
       endpoints: { baseUrl },
       async health() {
-        const path = options.healthCheckPath;
-        // Without a health check, App Service's warm-up ping takes any answer as ready (even a 404 or
-        // a 500); a declared health check counts only 200–299, and follows no redirect.
-        const status = await probe(`${baseUrl}${path ?? WARMUP_PATH}`);
-        if (path !== undefined && (status < 200 || status > 299))
+        // probe() follows no redirect, as App Service's checks do.
+        const { path, lowest, highest } = readinessCheck(options.healthCheckPath);
+        const status = await probe(`${baseUrl}${path}`);
+        if (status < lowest || status > highest)
           throw new Error(
-            `the health check path ${path} answered ${status} (App Service counts only 200–299 as healthy)`,
+            `the health check path ${path} answered ${status} (App Service counts only ${lowest}–${highest} as healthy)`,
           );
       },
       // The process ends right after: that is how App Service stops an app.
