@@ -84,15 +84,18 @@ export function perFunction<T>(compute: (fn: RegisteredFunction) => T): (fn: Reg
 }
 
 /**
- * The host id the runtime derives for a host outside Azure (machine name and a hash of the app's
- * path, lower case, at most 32 characters), or the `AzureFunctionsWebHost__hostid` setting.
+ * The host id the runtime derives (ScriptHostIdProvider): the `AzureFunctionsWebHost__hostid` setting;
+ * else on App Service the site's name, else (`func start`) the machine's name and a hash of the app's
+ * path; lower case, at most 32 characters, no trailing '-'.
  */
 export function defaultHostId(appDir: string, settings: Settings): string {
   const configured = settings.AzureFunctionsWebHost__hostid;
   if (configured) return configured.toLowerCase();
+  // On App Service (WEBSITE_INSTANCE_ID set) the runtime derives it from the site's name.
+  const site = settings.WEBSITE_INSTANCE_ID && settings.WEBSITE_SITE_NAME;
   const hash = createHash('sha256').update(appDir).digest().readUInt32BE(0);
-  const id = `${hostname()}-${hash}`.toLowerCase().replace(/[^a-z0-9-]/g, '');
-  return id.slice(0, 32).replace(/-+$/, '');
+  const id = site || `${hostname()}-${hash}`.toLowerCase().replace(/[^a-z0-9-]/g, '');
+  return id.slice(0, 32).toLowerCase().replace(/-+$/, '');
 }
 
 /** `AzureWebJobs.<name>.Disabled` = true/1 turns a function off, as in Azure (setting names ignore case). */

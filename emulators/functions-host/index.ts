@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { defineEmulator } from '../core/emulator.ts';
 import { gracefulClose, listen } from '../core/http.ts';
 import { isKeyVaultReference, resolveKeyVaultReferences } from '../core/keyvault-references.ts';
+import { platformSettings } from '../core/platform.ts';
 import { inputReader } from './bindings/inputs.ts';
 import { outputWriter, unsupportedBindings } from './bindings/outputs.ts';
 import { loadHostConfig, resolveAppSettings } from './config.ts';
@@ -61,6 +62,8 @@ async function loadFunctionApp(options: {
   appDir: string;
   settings: Record<string, string>;
   keyVaults: Record<string, string>;
+  port: number;
+  siteName?: string;
   sku?: string;
 }) {
   const began = performance.now();
@@ -83,9 +86,11 @@ async function loadFunctionApp(options: {
       `Key Vault references: ${references} app setting(s) read in ${Math.round(performance.now() - began)}ms`,
     );
   // The app reads its settings from process.env, as in Azure; it runs in this very process. App Service
-  // adds its plan's tier to them.
+  // adds what it tells every app of its site (or, with no site, as `func start`, its plan's tier alone).
   Object.assign(process.env, resolveAppSettings(appDir, settings));
-  if (options.sku) process.env.WEBSITE_SKU = options.sku;
+  const { port, siteName, sku } = options;
+  if (siteName && sku) Object.assign(process.env, platformSettings({ port, siteName, sku }));
+  else if (sku) process.env.WEBSITE_SKU = sku;
   const registry = new AppRegistry((level, message) => systemLog(level, message));
   installCoreApi(registry);
   const files = await loadApp(appDir);
@@ -103,18 +108,25 @@ async function loadFunctionApp(options: {
 
 export default defineEmulator({
   name: 'functions',
-  options: z.object({
-    port: z.number().int().min(0).max(65535),
-    appDir: z.string().min(1),
-    settings: z.record(z.string(), z.string()).default({}),
-    logFile: z.string().optional(),
-    /** The tier of the app's App Service plan (`Dynamic`: Consumption), given to it as WEBSITE_SKU. */
-    sku: z.string().optional(),
-    /** Blob endpoints (as connection strings give them) → their blob events stream (blob/blob-events.cjs). */
-    blobEvents: z.record(z.string(), z.string()).default({}),
-    /** The stack's vaults by name, for the settings' Key Vault references (`VaultName=<name>`). */
-    keyVaults: z.record(z.string(), z.string().url()).default({}),
-  }),
+  options: z
+    .object({
+      port: z.number().int().min(0).max(65535),
+      appDir: z.string().min(1),
+      settings: z.record(z.string(), z.string()).default({}),
+      logFile: z.string().optional(),
+      /** The tier of the app's App Service plan (`Dynamic`: Consumption), given to it as WEBSITE_SKU. */
+      sku: z.string().min(1).optional(),
+      /** The app's name in App Service (WEBSITE_SITE_NAME); without it the host runs as `func start`. */
+      siteName: z.string().min(1).optional(),
+      /** Blob endpoints (as connection strings give them) → their blob events stream (blob/blob-events.cjs). */
+      blobEvents: z.record(z.string(), z.string()).default({}),
+      /** The stack's vaults by name, for the settings' Key Vault references (`VaultName=<name>`). */
+      keyVaults: z.record(z.string(), z.string().url()).default({}),
+    })
+    // The app is told its site's host as it is imported, before the host listens.
+    .refine((options) => !options.siteName || (options.port > 0 && options.sku), {
+      message: 'a site (siteName) needs its port and its plan (sku): App Service tells the app both',
+    }),
   load: loadFunctionApp,
   async start(options, context, loaded) {
     const began = performance.now();
@@ -198,7 +210,8 @@ export default defineEmulator({
     const closeServer = gracefulClose(server);
     const port = await listen(server, options.port);
     host.baseUrl = `http://127.0.0.1:${port}`;
-    settings.WEBSITE_HOSTNAME = `127.0.0.1:${port}`;
+    // Without a site (the port may be chosen only now), as `func start` tells it once it listens.
+    if (!options.siteName) settings.WEBSITE_HOSTNAME = `127.0.0.1:${port}`;
 
     // The runtime starts its functions' listeners in parallel (WebJobs' CompositeListener).
     const starting: Promise<Listener>[] = [];

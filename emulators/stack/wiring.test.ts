@@ -28,12 +28,13 @@ const functionsPlan = (running?: string[]) => {
       settings: Record<string, string>;
       keyVaults: Record<string, string>;
       sku?: string;
+      siteName?: string;
     },
   };
 };
 
-it("tells the function app the template's plan, Consumption (WEBSITE_SKU)", () => {
-  expect(functionsPlan().options.sku).toBe('Dynamic');
+it("tells the function app its site, named as in apps.json (WEBSITE_SITE_NAME), and the template's plan, Consumption (WEBSITE_SKU)", () => {
+  expect(functionsPlan().options).toMatchObject({ siteName: 'functions', sku: 'Dynamic' });
 });
 
 it("gives a setting named like a vault secret as a Key Vault reference, resolved against the stack's vault", () => {

@@ -141,8 +141,15 @@ export function wire(
       (service) => SERVICE_OF[service] ?? [],
     );
     const appDir = join(repositoryRoot, app.folder);
-    // The template's plan for it, which the host tells the app as App Service does (WEBSITE_SKU).
-    const common = { port: at(name), appDir, settings, sku: hostingPlan[app.kind].tier, keyVaults };
+    const common = {
+      port: at(name),
+      appDir,
+      settings,
+      // The site App Service tells the app of (WEBSITE_SITE_NAME, WEBSITE_SKU from the template's plan).
+      siteName: name,
+      sku: hostingPlan[app.kind].tier,
+      keyVaults,
+    };
     const options =
       app.kind === 'functionapp'
         ? {
@@ -151,7 +158,7 @@ export function wire(
             // The blob trigger hears of new blobs from the store at once rather than by its next sweep.
             blobEvents: { [blob]: blobEventsUrl(blob) },
           }
-        : { ...common, siteName: name, healthCheckPath: app.healthCheckPath };
+        : { ...common, healthCheckPath: app.healthCheckPath };
     return {
       name,
       emulator: hostOfKind[app.kind],
