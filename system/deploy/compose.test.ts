@@ -33,6 +33,7 @@ afterAll(() => data.remove());
 
 type Service = {
   image: string;
+  command?: string[];
   ports?: string[];
   environment?: Record<string, string>;
   healthcheck?: unknown;
@@ -89,17 +90,21 @@ describe('docker-compose.yml', () => {
     expect(Object.keys(azureValues(topology)).sort()).toEqual(references.sort());
   });
 
-  it('runs an app added to apps.json, on the image of its kind, after what its settings name', () => {
+  /** apps.json with one more web app, `added`, in `folder` (a test app of the App Service emulator). */
+  const withAdded = (folder: string, changes: Record<string, unknown> = {}) => {
     const added = {
       kind: 'webapp' as const,
-      folder: 'system/functions',
+      folder: `emulators/appservice/test/${folder}`,
       localPort: 8080,
-      healthCheckPath: '/health',
       settings: { KeyVaultUri: '@keyvault.uri', StreamHubConnection: '@eventhubs.connectionString' },
+      ...changes,
     };
     expect(apps).not.toHaveProperty('added');
-    const services = composeFile(topology, { ...apps, added }).services as Record<string, Service>;
-    expect(services.added).toMatchObject({
+    return (composeFile(topology, { ...apps, added }).services as Record<string, Service>).added;
+  };
+
+  it('runs an app added to apps.json, on the image of its kind, after what its settings name', () => {
+    expect(withAdded('app')).toMatchObject({
       image: 'node:20',
       ports: ['127.0.0.1:8080:80'],
       environment: { KeyVaultUri: 'https://keyvault:8443/', PORT: '80' },
@@ -109,8 +114,17 @@ describe('docker-compose.yml', () => {
       },
     });
     // No managed identity for it in the topology: no identity endpoint, and nothing waits for one.
-    expect(services.added?.environment).not.toHaveProperty('IDENTITY_ENDPOINT');
-    expect(JSON.stringify(services.added?.healthcheck)).toContain('/health');
+    expect(withAdded('app')?.environment).not.toHaveProperty('IDENTITY_ENDPOINT');
+  });
+
+  it('runs what App Service would start of a web app, as the embedded stack does: the start script before main, else server.js …', () => {
+    // package.json's start script (`node ./bin/www`) wins over its main (not-this.cjs).
+    expect(withAdded('start-script')?.command).toEqual(['node', './bin/www']);
+    // Neither a start script nor main: the first of bin/www, server.js, app.js, index.js, hostingstart.js.
+    expect(withAdded('candidate')?.command).toEqual(['node', 'server.js']);
+    expect(() => withAdded('unsupported')).toThrow(
+      'package.json\'s start script "next start" is what App Service runs (npm start)',
+    );
   });
 
   it('gives the identity component the redirect URIs of each registration on the published address of the app it names', () => {

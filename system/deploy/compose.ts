@@ -5,8 +5,8 @@
  * Event Grid, …). Apps get the settings apps.json declares, with `@service.value` resolved to the
  * compose network's addresses instead of the embedded stack's.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { startFile } from '../../emulators/appservice/startup.ts';
 import { ACCOUNT, blobConnectionString } from '../../emulators/blob/azurite.ts';
 import {
   type Apps,
@@ -178,12 +178,6 @@ const bashTcpCheck = (port: number) => ({
   test: ['CMD', 'bash', '-c', `exec 3<>/dev/tcp/127.0.0.1/${port}`],
 });
 
-/** A package.json's `main` (App Service runs it as `node <main>`). */
-function appMain(folder: string): string {
-  const manifest = JSON.parse(readFileSync(join(repositoryRoot, folder, 'package.json'), 'utf8'));
-  return manifest.main ?? 'index.js';
-}
-
 /** This project's own components (one image, the component chosen by the command). */
 function ownServices(topology: Topology, apps: Apps, own: ServiceName[]) {
   const port = (name: ServiceName) =>
@@ -325,12 +319,14 @@ export function composeFile(topology: Topology, apps: Apps) {
             ...common,
           },
         ];
+      // A web app runs as App Service (and the embedded stack's, emulators/appservice/) runs it: the file
+      // Oryx would start.
       return [
         name,
         {
           image: IMAGES.webapp,
           working_dir: '/home/site/wwwroot',
-          command: ['node', appMain(app.folder)],
+          command: ['node', startFile(join(repositoryRoot, app.folder))],
           environment: { ...settings[name], ...platform, PORT: '80' },
           ...common,
         },
