@@ -6,6 +6,7 @@ import { Ajv2019 } from 'ajv/dist/2019.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { appIdentity, loadApps, repositoryRoot } from '../../emulators/core/apps.ts';
+import { environmentNames } from '../../emulators/core/platform.ts';
 import { loadSecrets, type StackSecrets } from '../../emulators/core/secrets.ts';
 import { testDataDir } from '../../emulators/core/testing.ts';
 import { loadTopology } from '../../emulators/core/topology.ts';
@@ -56,10 +57,12 @@ describe('docker-compose.yml', () => {
       const names = Object.keys((plan?.options as { settings: Record<string, string> }).settings);
       expect(Object.keys(settings).sort(), app).toEqual(names.sort());
     }
-    // …and those settings are what the file's containers get.
+    // …and those settings are what the file's containers get (a web app's by App Service's names for them).
     const services = committed().services as Record<string, Service>;
     for (const [app, settings] of Object.entries(compose))
-      expect(services[app]?.environment).toMatchObject(settings);
+      expect(services[app]?.environment).toMatchObject(
+        apps[app]?.kind === 'webapp' ? environmentNames(settings) : settings,
+      );
   });
 
   it('gives a setting named like a vault secret as a Key Vault reference in the template; compose keeps the value', () => {
@@ -125,6 +128,19 @@ describe('docker-compose.yml', () => {
     expect(() => withAdded('unsupported')).toThrow(
       'package.json\'s start script "next start" is what App Service runs (npm start)',
     );
+  });
+
+  it("tells a web app its site as App Service does, with a period in a setting's name as an underscore", () => {
+    const environment = withAdded('app', { settings: { 'Feature.Flag': 'on' } })?.environment;
+    expect(environment).toMatchObject({
+      Feature_Flag: 'on',
+      WEBSITE_SITE_NAME: 'added',
+      // Its published address, where the browser reaches it (in Azure <name>.azurewebsites.net).
+      WEBSITE_HOSTNAME: '127.0.0.1:8080',
+      WEBSITE_SKU: 'Basic',
+      WEBSITE_INSTANCE_ID: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+    expect(environment).not.toHaveProperty('Feature.Flag');
   });
 
   it('gives the identity component the redirect URIs of each registration on the published address of the app it names', () => {

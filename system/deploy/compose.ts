@@ -11,10 +11,12 @@ import { ACCOUNT, blobConnectionString } from '../../emulators/blob/azurite.ts';
 import {
   type Apps,
   appIdentity,
+  hostingPlan,
   repositoryRoot,
   resolveSettings,
   settingReference,
 } from '../../emulators/core/apps.ts';
+import { environmentNames, platformSettings } from '../../emulators/core/platform.ts';
 import type { Topology } from '../../emulators/core/topology.ts';
 import { type ServiceName, serviceNames } from '../../emulators/registry.ts';
 import { DEFAULT_PORTS } from '../../emulators/stack/ports.ts';
@@ -320,14 +322,15 @@ export function composeFile(topology: Topology, apps: Apps) {
           },
         ];
       // A web app runs as App Service (and the embedded stack's, emulators/appservice/) runs it: the file
-      // Oryx would start.
+      // Oryx would start, its settings by App Service's names, the site's variables.
+      const site = platformSettings({ port: app.localPort, siteName: name, sku: hostingPlan.webapp.tier });
       return [
         name,
         {
           image: IMAGES.webapp,
           working_dir: '/home/site/wwwroot',
           command: ['node', startFile(join(repositoryRoot, app.folder))],
-          environment: { ...settings[name], ...platform, PORT: '80' },
+          environment: { ...environmentNames(settings[name] ?? {}), ...platform, ...site, PORT: '80' },
           ...common,
         },
       ];
