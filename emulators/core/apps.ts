@@ -20,9 +20,9 @@ const appSchema = z.object({
   /**
    * App Service's health check path in Azure, set only when declared: Azure counts only 200–299 as
    * healthy and follows no redirect, so a path that answers anonymous callers otherwise takes the
-   * instances out. Locally the start waits for it to answer 200–299 in the same way (without one, for
-   * any answer, as App Service's warm-up ping); compose's health check waits for it, or `/`, to answer
-   * below 500.
+   * instances out. Locally and in compose a web app is ready once it answers 200–299 in the same way
+   * (without one, any answer to App Service's warm-up ping: `readinessCheck`, core/platform.ts); a
+   * function app in compose once it, or `/`, answers below 500.
    */
   healthCheckPath: z.string().startsWith('/').optional(),
   /** App settings by the spec's names: literal values, or `@service.value` references. */

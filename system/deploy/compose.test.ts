@@ -1,5 +1,6 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Ajv2019 } from 'ajv/dist/2019.js';
@@ -141,6 +142,38 @@ describe('docker-compose.yml', () => {
       WEBSITE_INSTANCE_ID: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
     expect(environment).not.toHaveProperty('Feature.Flag');
+  });
+
+  it("checks a web app's health as App Service does: a declared path must answer 200–299, else any answer to the warm-up ping", async () => {
+    const answers: Record<string, number> = {
+      '/health': 204,
+      '/moved': 302,
+      '/missing': 404,
+      '/robots933456.txt': 404,
+    };
+    const server = createServer((req, res) => {
+      const status = answers[req.url ?? ''] ?? 500;
+      res.writeHead(status, status === 302 ? { location: '/health' } : {}).end();
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const port = (server.address() as { port: number }).port;
+    // The check as the container runs it, sent to this server instead of the container's port 80.
+    const healthy = async (healthCheckPath?: string) => {
+      const test = (withAdded('app', { healthCheckPath })?.healthcheck as { test: string[] }).test;
+      expect(test.slice(0, 3)).toEqual(['CMD', 'node', '-e']);
+      const script = (test[3] as string).replace('http://127.0.0.1:80/', `http://127.0.0.1:${port}/`);
+      return new Promise((done) => execFile(process.execPath, ['-e', script], (error) => done(!error)));
+    };
+    try {
+      expect(await healthy('/health')).toBe(true);
+      // A redirect is not followed, and a 404 is no health, as App Service's health check counts them.
+      expect(await healthy('/moved')).toBe(false);
+      expect(await healthy('/missing')).toBe(false);
+      // Without a declared path, App Service's warm-up ping takes any answer, a 404 too.
+      expect(await healthy(undefined)).toBe(true);
+    } finally {
+      await new Promise((done) => server.close(done));
+    }
   });
 
   it('gives the identity component the redirect URIs of each registration on the published address of the app it names', () => {

@@ -16,7 +16,7 @@ import {
   resolveSettings,
   settingReference,
 } from '../../emulators/core/apps.ts';
-import { environmentNames, platformSettings } from '../../emulators/core/platform.ts';
+import { environmentNames, platformSettings, readinessCheck } from '../../emulators/core/platform.ts';
 import type { Topology } from '../../emulators/core/topology.ts';
 import { type ServiceName, serviceNames } from '../../emulators/registry.ts';
 import { DEFAULT_PORTS } from '../../emulators/stack/ports.ts';
@@ -170,9 +170,10 @@ const tcpCheck = (port: number) =>
   nodeCheck(
     `require('net').connect(${port},'127.0.0.1').on('connect',()=>process.exit(0)).on('error',()=>process.exit(1))`,
   );
-const httpCheck = (port: number, path: string) =>
+/** Healthy when `path` answers with a status from `lowest` to `highest`; a redirect is an answer, not followed. */
+const httpCheck = (port: number, { path, lowest, highest }: ReturnType<typeof readinessCheck>) =>
   nodeCheck(
-    `fetch('http://127.0.0.1:${port}${path}').then(r=>process.exit(r.status<500?0:1),()=>process.exit(1))`,
+    `fetch('http://127.0.0.1:${port}${path}',{redirect:'manual'}).then(r=>process.exit(r.status>=${lowest}&&r.status<=${highest}?0:1),()=>process.exit(1))`,
   );
 /** For images without Node: bash's /dev/tcp. */
 const bashTcpCheck = (port: number) => ({
@@ -302,7 +303,13 @@ export function composeFile(topology: Topology, apps: Apps) {
       const common = {
         ports: published(app.localPort, 80),
         volumes: [`./${stagedApp(name)}:/home/site/wwwroot:ro`, `taskstack-ca:${CA_DIR}:ro`],
-        healthcheck: httpCheck(80, app.healthCheckPath ?? '/'),
+        // A web app is ready as App Service counts it; Microsoft's Functions host answers `/` once it runs.
+        healthcheck: httpCheck(
+          80,
+          app.kind === 'webapp'
+            ? readinessCheck(app.healthCheckPath)
+            : { path: app.healthCheckPath ?? '/', lowest: 100, highest: 499 },
+        ),
         depends_on: Object.fromEntries(after.map((service) => [service, healthy])),
       };
       // The local CA: our Key Vault, identity and Event Grid speak HTTPS, as Azure's do.
@@ -322,7 +329,7 @@ export function composeFile(topology: Topology, apps: Apps) {
           },
         ];
       // A web app runs as App Service (and the embedded stack's, emulators/appservice/) runs it: the file
-      // Oryx would start, its settings by App Service's names, the site's variables.
+      // Oryx would start, its settings by App Service's names, the site's variables, App Service's readiness.
       const site = platformSettings({ port: app.localPort, siteName: name, sku: hostingPlan.webapp.tier });
       return [
         name,
