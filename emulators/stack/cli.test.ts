@@ -3,7 +3,8 @@
  * trace) of an unknown command or option, a bad value, and a contract command with nothing to run against.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { commandLineTarget, readTarget, reasonOf } from '../../contracts/target.ts';
@@ -117,6 +118,32 @@ describe('taskstack reset never removes what holds the working directory or the 
       stderr: `taskstack: not removing ${resolved(cwd)}: it holds the working directory ${cwd}; name the data directory itself\n`,
     });
     expect(existsSync(join(cwd, 'notes.txt'))).toBe(true);
+  });
+
+  it('a data directory this user may not remove: one line, no stack trace', () => {
+    // Root may remove anything: as root, the CLI runs as nobody; otherwise the parent is made read-only.
+    const asRoot = process.getuid?.() === 0;
+    const parent = mkdtempSync(join(tmpdir(), 'taskstack-reset-'));
+    const dir = join(parent, 'data');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'keys.json'), '{}');
+    chmodSync(parent, 0o555);
+    try {
+      const { status, stdout, stderr } = spawnSync(process.execPath, cli('reset', '--data-dir', dir), {
+        encoding: 'utf8',
+        // The test run's CA lives in a folder nobody may read (Node would warn about it).
+        env: { ...process.env, NODE_EXTRA_CA_CERTS: '' },
+        ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+      });
+      expect({ status, stdout }).toEqual({ status: 1, stdout: '' });
+      expect(stderr).toMatch(
+        new RegExp(`^taskstack: cannot remove ${dir}: EACCES: permission denied, [^\n]+\n$`),
+      );
+      expect(existsSync(join(dir, 'keys.json'))).toBe(true);
+    } finally {
+      chmodSync(parent, 0o755);
+      rmSync(parent, { recursive: true, force: true });
+    }
   });
 
   it('the project, the home directory and / are refused (checked without removing anything)', () => {

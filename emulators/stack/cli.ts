@@ -316,7 +316,11 @@ switch (command) {
       const places = { cwd: process.cwd(), project: realpathSync(repositoryRoot), home: homedir() };
       const refusal = removalRefusal(realpathSync(dataDir), places);
       if (refusal) fail(`not removing ${dataDir}: ${refusal}; name the data directory itself`);
-      rmSync(dataDir, { recursive: true, force: true });
+      try {
+        rmSync(dataDir, { recursive: true, force: true });
+      } catch (error) {
+        fail(`cannot remove ${dataDir}: ${(error as Error).message}`);
+      }
     }
     console.log(`removed ${dataDir}`);
     break;
