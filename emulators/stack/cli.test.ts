@@ -45,6 +45,7 @@ describe('taskstack reset', () => {
   it('removes the data directory, says when there is none, and refuses while a launcher holds it', () => {
     const dir = join(data.dir, 'to-reset');
     mkdirSync(join(dir, 'state'), { recursive: true });
+    writeFileSync(join(dir, 'keys.json'), '{}');
     // This test's own process, alive, as the holder of the directory's lock.
     writeFileSync(join(dir, 'stack.lock'), String(process.pid));
     expect(run(['reset', '--data-dir', dir])).toMatchObject({
@@ -118,6 +119,28 @@ describe('taskstack reset never removes what holds the working directory or the 
       stderr: `taskstack: not removing ${resolved(cwd)}: it holds the working directory ${cwd}; name the data directory itself\n`,
     });
     expect(existsSync(join(cwd, 'notes.txt'))).toBe(true);
+  });
+
+  it('a file, or a folder that is no data directory, is refused and kept (a mistyped --data-dir src)', () => {
+    const { cwd, runIn } = userFolder();
+    mkdirSync(join(cwd, 'src'), { recursive: true });
+    writeFileSync(join(cwd, 'src', 'app.ts'), 'mine');
+    expect(runIn(['reset', '--data-dir', 'notes.txt'])).toMatchObject({
+      status: 1,
+      stdout: '',
+      stderr: `taskstack: not removing ${join(cwd, 'notes.txt')}: it is not a directory; name the data directory itself\n`,
+    });
+    expect(runIn(['reset', '--data-dir', 'src'])).toMatchObject({
+      status: 1,
+      stdout: '',
+      stderr: `taskstack: not removing ${join(cwd, 'src')}: it is not a data directory (no keys.json, no .gitignore made by taskstack); name the data directory itself\n`,
+    });
+    expect(existsSync(join(cwd, 'notes.txt'))).toBe(true);
+    expect(existsSync(join(cwd, 'src', 'app.ts'))).toBe(true);
+    // An empty folder (a start that failed at once) and one a start marked are data directories.
+    mkdirSync(join(cwd, 'empty'));
+    expect(runIn(['reset', '--data-dir', 'empty'])).toMatchObject({ status: 0, stderr: '' });
+    expect(existsSync(join(cwd, 'empty'))).toBe(false);
   });
 
   it('a data directory this user may not remove: one line, no stack trace', () => {

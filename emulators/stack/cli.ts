@@ -21,7 +21,7 @@ import { start } from './launcher.ts';
 import { parseStackOptions } from './options.ts';
 import { StartInterrupted } from './order.ts';
 import { stackPorts } from './ports.ts';
-import { lockHolder, processAlive, removalRefusal, runningStack } from './stackfile.ts';
+import { lockHolder, notDataDirectory, processAlive, removalRefusal, runningStack } from './stackfile.ts';
 
 // As in child.ts: this process parses each schema once or twice.
 z.config({ jitless: true });
@@ -314,7 +314,7 @@ switch (command) {
     {
       // A data directory named wrongly (`.`, `..`, `~`) would take the user's own files with it.
       const places = { cwd: process.cwd(), project: realpathSync(repositoryRoot), home: homedir() };
-      const refusal = removalRefusal(realpathSync(dataDir), places);
+      const refusal = removalRefusal(realpathSync(dataDir), places) ?? notDataDirectory(dataDir);
       if (refusal) fail(`not removing ${dataDir}: ${refusal}; name the data directory itself`);
       try {
         rmSync(dataDir, { recursive: true, force: true });

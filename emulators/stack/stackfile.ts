@@ -1,4 +1,4 @@
-import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
 import { writeFileAtomic } from '../core/files.ts';
 import { portIsFree } from './ports.ts';
@@ -111,6 +111,9 @@ export function lockHolder(dataDir: string): number | undefined {
   return now === undefined || now === started ? pid : undefined;
 }
 
+/** The first words of the `.gitignore` every start writes into its data directory. */
+const GITIGNORE_MARK = '# Made by taskstack';
+
 /**
  * A data directory holds keys and a CA's private key: its own `.gitignore` of `*` keeps it out of any
  * repository it is made in (`--data-dir data` in a project), as Python's venv does. One the user wrote
@@ -120,7 +123,7 @@ function keepOutOfGit(dataDir: string): void {
   try {
     writeFileSync(
       join(dataDir, '.gitignore'),
-      '# Made by taskstack: keys and state, never to be committed.\n*\n',
+      `${GITIGNORE_MARK}: keys and state, never to be committed.\n*\n`,
       {
         flag: 'wx',
       },
@@ -209,4 +212,23 @@ export function removalRefusal(
   ] as const;
   const held = named.find(([, path]) => holds(path));
   return held && `it holds ${held[0]} ${held[1]}`;
+}
+
+/**
+ * Why `taskstack reset` must not remove `dir` as a data directory, else undefined: it is a file, or a
+ * folder no start made (a mistyped `--data-dir src` would take the user's sources). A start writes its
+ * `.gitignore` and keys.json first; an empty folder is a start that failed at once.
+ */
+export function notDataDirectory(dir: string): string | undefined {
+  if (!statSync(dir).isDirectory()) return 'it is not a directory';
+  const entries = readdirSync(dir);
+  const marked = () => {
+    try {
+      return readFileSync(join(dir, '.gitignore'), 'utf8').startsWith(GITIGNORE_MARK);
+    } catch {
+      return false;
+    }
+  };
+  if (entries.length === 0 || entries.includes('keys.json') || marked()) return undefined;
+  return 'it is not a data directory (no keys.json, no .gitignore made by taskstack)';
 }
