@@ -13,7 +13,14 @@ const USAGE =
   '       functions keys set [--function <name> | --key-type functionKeys|systemKeys|masterKey] --key-name <name> [--key-value <value>]\n' +
   '       functions keys renew [--function <name> | --key-type …] --key-name <name>';
 
-export async function keysCommand(argv: string[], control: { url: string; key: string }): Promise<string> {
+/**
+ * Runs the command; `connect` finds the stack's control API from `--data-dir` (undefined when not
+ * given), once the words are known to be right.
+ */
+export async function keysCommand(
+  argv: string[],
+  connect: (dataDir: string | undefined) => { url: string; key: string },
+): Promise<string> {
   const args = [...argv];
   if (args[0] === 'functions') args.shift();
   if (args[0] === 'keys') args.shift();
@@ -38,6 +45,7 @@ export async function keysCommand(argv: string[], control: { url: string; key: s
   } else {
     throw new Error(USAGE);
   }
+  const control = connect(values['data-dir']);
   const response = await fetch(`${control.url.replace(/\/+$/, '')}/components/functions/${action}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-taskstack-key': control.key },
@@ -66,6 +74,7 @@ function parse(args: string[]) {
       'key-type': { type: 'string' },
       'key-name': { type: 'string' },
       'key-value': { type: 'string' },
+      'data-dir': { type: 'string' },
     },
   });
   if (positionals.length !== 1) throw new Error('expected one of list, set, renew');

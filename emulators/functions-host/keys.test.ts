@@ -105,7 +105,7 @@ describe('keys', () => {
     afterAll(() => new Promise<void>((resolve) => control.close(() => resolve())));
 
     it('lists host keys and function keys as az prints them, sets and renews', async () => {
-      const ctl = { url, key: 'control-key' };
+      const ctl = () => ({ url, key: 'control-key' });
       const hostKeys = JSON.parse(await keysCommand(['list'], ctl));
       expect(hostKeys).toEqual({
         functionKeys: { default: secrets.functionKey },

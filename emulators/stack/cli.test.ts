@@ -60,6 +60,25 @@ describe('taskstack reset', () => {
         stdout: '',
         stderr: `taskstack: the stack on ${dir} (pid ${process.pid}) is still starting: try again once it is ready\n`,
       });
+    // functions keys reads --data-dir as every command does: =DIR too; its own words are checked first.
+    expect(run(['functions', 'keys', 'list', `--data-dir=${dir}`])).toMatchObject({
+      status: 1,
+      stderr: `taskstack: the stack on ${dir} (pid ${process.pid}) is still starting: try again once it is ready\n`,
+    });
+    for (const [args, refusal] of [
+      [['functions', 'keys', 'list', '--data-dir'], "Option '--data-dir <value>' argument missing"],
+      [
+        ['functions', 'keys', 'frobnicate', '--data-dir', dir],
+        'usage: functions keys list [--function <name>]',
+      ],
+    ] as const) {
+      const { status, stdout, stderr } = run([...args]);
+      expect({ status, stdout, firstLine: stderr.split('\n')[0] }).toEqual({
+        status: 1,
+        stdout: '',
+        firstLine: `taskstack: ${refusal}`,
+      });
+    }
     expect(existsSync(join(dir, 'state'))).toBe(true);
     rmSync(join(dir, 'stack.lock'));
     expect(run(['reset', '--data-dir', dir])).toMatchObject({ status: 0, stdout: `removed ${dir}\n` });

@@ -171,12 +171,12 @@ async function control(method: string, path: string, body?: unknown): Promise<un
 
 /** `taskstack functions keys …`: its own flags, so it is dispatched before the others are parsed. */
 async function functionsCommand(argv: string[]): Promise<never> {
-  const dataDirFlag = argv.indexOf('--data-dir');
-  const dir = dataDirOf(dataDirFlag >= 0 ? argv[dataDirFlag + 1] : undefined);
-  if (dataDirFlag >= 0) argv.splice(dataDirFlag, 2);
-  const stack = readyStack(dir);
+  const connect = (flag: string | undefined) => {
+    const stack = readyStack(dataDirOf(flag));
+    return { url: stack.controlUrl, key: stack.masterKey };
+  };
   try {
-    console.log(await keysCommand(argv, { url: stack.controlUrl, key: stack.masterKey }));
+    console.log(await keysCommand(argv, connect));
     process.exit(0);
   } catch (error) {
     fail((error as Error).message);
