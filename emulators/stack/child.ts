@@ -127,9 +127,10 @@ async function handle(emulator: Emulator, message: ToComponent) {
       break;
     case 'action':
       await reply(message.id, async () => {
-        const action = running?.actions?.[message.action];
-        if (!action) throw new NotFoundError(`no action ${message.action}`);
-        return action(message.input);
+        // Its own actions only: `constructor` or `toString` of every object are none.
+        const actions = running?.actions ?? {};
+        if (!Object.hasOwn(actions, message.action)) throw new NotFoundError(`no action ${message.action}`);
+        return (actions[message.action] as (input: unknown) => Promise<unknown>)(message.input);
       });
       break;
     case 'stop':

@@ -1,0 +1,44 @@
+/**
+ * The control API as a script meets it with wrong paths and bodies: each gets its status and a short
+ * error, never an object's inherited members taken for actions.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDataDir } from '../core/testing.ts';
+import { CONTROL_KEY_HEADER } from './control.ts';
+import { type Stack, start } from './launcher.ts';
+
+const data = testDataDir();
+let stack: Stack;
+
+beforeAll(async () => {
+  stack = await start({ dataDir: data.dir, ports: 'free', console: false, components: ['keyvault'] });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  data.remove();
+});
+
+/** POSTs `body` (text as sent) to the control API with the master key: status and JSON answer. */
+async function post(path: string, body?: string) {
+  const response = await fetch(`${stack.description.controlUrl}${path}`, {
+    method: 'POST',
+    headers: { [CONTROL_KEY_HEADER]: stack.description.masterKey },
+    body,
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+describe('the control API', () => {
+  it.each([
+    'constructor',
+    'toString',
+    '__proto__',
+    'hasOwnProperty',
+  ])('POST /components/keyvault/%s is no action: 404', async (name) => {
+    expect(await post(`/components/keyvault/${name}`)).toEqual({
+      status: 404,
+      body: { error: `no action ${name}` },
+    });
+  });
+});
