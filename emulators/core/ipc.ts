@@ -33,7 +33,7 @@ export type FromComponent =
   | { type: 'changed'; what: 'keys' }
   | { type: 'failed'; message: string }
   | { type: 'reply'; id: number; ok: true; result?: unknown }
-  | { type: 'reply'; id: number; ok: false; message: string; notFound?: boolean }
+  | { type: 'reply'; id: number; ok: false; message: string; notFound?: boolean; invalid?: boolean }
   | { type: 'stopped' };
 
 /** A component or action that does not exist: the control API answers 404 for it. */
@@ -41,3 +41,6 @@ export class NotFoundError extends Error {}
 
 /** A running component that did not answer in time: the control API answers 504 for it. */
 export class NotAnsweringError extends Error {}
+
+/** An action's input it cannot take: the control API answers 400 for it. */
+export class InvalidInputError extends Error {}

@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { defineEmulator } from '../core/emulator.ts';
 import { gracefulClose, listen } from '../core/http.ts';
+import { InvalidInputError, NotFoundError } from '../core/ipc.ts';
 import { isKeyVaultReference, resolveKeyVaultReferences } from '../core/keyvault-references.ts';
 import { platformSettings } from '../core/platform.ts';
 import { inputReader } from './bindings/inputs.ts';
@@ -39,13 +40,6 @@ import { triggerKinds } from './triggers/kinds.ts';
  * after which the runtime ends them (azure-functions-host#4765).
  */
 const SHUTDOWN_GRACE_MS = 5_000;
-
-/** Checks an action's input, failing with a readable message. */
-function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
-  const parsed = schema.safeParse(input ?? {});
-  if (!parsed.success) throw new Error(z.prettifyError(parsed.error));
-  return parsed.data;
-}
 
 const keyTarget = z.object({
   function: z.string().min(1).optional(),
@@ -268,13 +262,13 @@ export default defineEmulator({
 
     const listKeys = z.object({ function: z.string().min(1).optional() });
     const known = (name: string | undefined) => {
-      if (name !== undefined && !registry.find(name)) throw new Error(`no function named ${name}`);
+      if (name !== undefined && !registry.find(name)) throw new NotFoundError(`no function named ${name}`);
       return name && registry.find(name)?.name;
     };
     const setKey = async (input: unknown, renew: boolean) => {
-      const target = parseInput(keyTarget.extend({ keyValue: z.string().min(1).optional() }), input);
+      const target = keyTarget.extend({ keyValue: z.string().min(1).optional() }).parse(input ?? {});
       if (target.function && target.keyType)
-        throw new Error('keyType applies to host keys only (omit function)');
+        throw new InvalidInputError('keyType applies to host keys only (omit function)');
       return keys.set({
         fn: known(target.function),
         keyType: target.keyType as KeyType | undefined,
@@ -301,7 +295,7 @@ export default defineEmulator({
         await logs.close();
       },
       actions: {
-        listKeys: async (input) => keys.list(known(parseInput(listKeys, input).function)),
+        listKeys: async (input) => keys.list(known(listKeys.parse(input ?? {}).function)),
         setKey: (input) => setKey(input, false),
         renewKey: (input) => setKey(input, true),
       },

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InvalidInputError, NotFoundError } from '../core/ipc.ts';
 import type { StackSecrets } from '../core/secrets.ts';
 import { testContext, testDataDir } from '../core/testing.ts';
 import type { ComponentUnderTest } from '../stack/test-support.ts';
@@ -78,8 +79,17 @@ describe('keys', () => {
     expect(renewed.value).not.toBe(set.value);
     expect((await get(`/api/keyed?code=${set.value}`)).status).toBe(401);
     expect((await get(`/api/keyed?code=${renewed.value}`)).status).toBe(200);
-    await expect(host.action('listKeys', { function: 'nope' })).rejects.toThrow('no function named nope');
-    await expect(host.action('setKey', { keyName: 'bad name!' })).rejects.toThrow(/key names/);
+    // The control API answers 404 for the one, 400 for the others.
+    const unknown = host.action('listKeys', { function: 'nope' });
+    await expect(unknown).rejects.toThrow(new NotFoundError('no function named nope'));
+    await expect(unknown).rejects.toBeInstanceOf(NotFoundError);
+    const badName = host.action('setKey', { keyName: 'bad name!' });
+    await expect(badName).rejects.toThrow(
+      new InvalidInputError('✖ key names are letters, digits, _ . -\n  → at keyName'),
+    );
+    await expect(badName).rejects.toBeInstanceOf(InvalidInputError);
+    const both = host.action('setKey', { keyName: 'x', function: 'keyed', keyType: 'masterKey' });
+    await expect(both).rejects.toBeInstanceOf(InvalidInputError);
   });
 
   describe('keys CLI against a control API', () => {

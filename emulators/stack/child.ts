@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { saveCodeCache } from '../core/bundle.mjs';
 import { StackClock } from '../core/clock.ts';
 import { type Emulator, type RunningEmulator, startEmulator } from '../core/emulator.ts';
-import { type FromComponent, NotFoundError, type ToComponent } from '../core/ipc.ts';
+import { type FromComponent, InvalidInputError, NotFoundError, type ToComponent } from '../core/ipc.ts';
 
 // Zod compiles a schema to a function at its first parse; a process that parses its options once, and
 // little else, does better without (~20 ms of CPU a component at start).
@@ -56,12 +56,15 @@ async function reply(id: number, work: () => Promise<unknown>) {
   try {
     send({ type: 'reply', id, ok: true, result: await work() });
   } catch (error) {
+    // An input its schema refuses is the caller's mistake, said in zod's readable lines (not its JSON).
+    const refused = error instanceof z.ZodError;
     send({
       type: 'reply',
       id,
       ok: false,
-      message: (error as Error).message,
+      message: refused ? z.prettifyError(error) : (error as Error).message,
       notFound: error instanceof NotFoundError,
+      invalid: refused || error instanceof InvalidInputError,
     });
   }
 }

@@ -8,7 +8,13 @@ import { openSslTrust } from '../core/ca.ts';
 import type { ClockShift } from '../core/clock.ts';
 import { type LogFile, openLogFile } from '../core/files.ts';
 import { heapFlags, withMallocEnv } from '../core/heap.ts';
-import { type FromComponent, NotAnsweringError, NotFoundError, type ToComponent } from '../core/ipc.ts';
+import {
+  type FromComponent,
+  InvalidInputError,
+  NotAnsweringError,
+  NotFoundError,
+  type ToComponent,
+} from '../core/ipc.ts';
 import type { ComponentSecrets } from '../core/secrets.ts';
 import { appSetting } from '../functions-host/config.ts';
 import { emulatorModule, hosts, services } from '../registry.ts';
@@ -214,7 +220,11 @@ export class ComponentProcess {
           if (message.ok) waiter?.resolve(message.result);
           else
             waiter?.reject(
-              message.notFound ? new NotFoundError(message.message) : new Error(message.message),
+              message.notFound
+                ? new NotFoundError(message.message)
+                : message.invalid
+                  ? new InvalidInputError(message.message)
+                  : new Error(message.message),
             );
         }
       });

@@ -1,6 +1,6 @@
 /**
- * The control API as a script meets it with wrong paths and bodies: each gets its status and a short
- * error, never an object's inherited members taken for actions.
+ * The control API as a script meets it with wrong paths and bodies: each gets its status and a one-line
+ * error, never an object's inherited members taken for actions nor a schema's JSON dump.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDataDir } from '../core/testing.ts';
@@ -39,6 +39,17 @@ describe('the control API', () => {
     expect(await post(`/components/keyvault/${name}`)).toEqual({
       status: 404,
       body: { error: `no action ${name}` },
+    });
+  });
+
+  it("an action's input that its schema refuses: 400, each problem named in readable lines", async () => {
+    expect(await post('/components/keyvault/setAccessPolicy', '{"identity": "functionApp"}')).toEqual({
+      status: 400,
+      body: { error: '✖ Invalid input: expected array, received undefined\n  → at secrets' },
+    });
+    expect(await post('/components/keyvault/setAccessPolicy', '[]')).toEqual({
+      status: 400,
+      body: { error: '✖ Invalid input: expected object, received array' },
     });
   });
 });

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { sameKey } from '../core/compare.ts';
 import { BodyTooLargeError, close, listen, readBody, sendJson } from '../core/http.ts';
-import { NotAnsweringError, NotFoundError } from '../core/ipc.ts';
+import { InvalidInputError, NotAnsweringError, NotFoundError } from '../core/ipc.ts';
 import type { Stack } from './stack.ts';
 
 export const CONTROL_KEY_HEADER = 'x-taskstack-key';
@@ -62,7 +62,10 @@ export async function startControlServer(port: number, stack: Stack) {
             ? 504
             : error instanceof BodyTooLargeError
               ? 413
-              : error instanceof SyntaxError || error instanceof TypeError || error instanceof RangeError
+              : error instanceof SyntaxError ||
+                  error instanceof TypeError ||
+                  error instanceof RangeError ||
+                  error instanceof InvalidInputError
                 ? 400
                 : 500;
       sendJson(res, status, { error: (error as Error).message });
