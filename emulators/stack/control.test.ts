@@ -52,4 +52,18 @@ describe('the control API', () => {
       body: { error: '✖ Invalid input: expected object, received array' },
     });
   });
+
+  it.each([
+    '[]',
+    '[5]',
+    'null',
+    '5',
+  ])('POST /clock/advance with %s is refused: 400, the clock unmoved', async (body) => {
+    const before = stack.clock.offsetMs;
+    expect(await post('/clock/advance', body)).toEqual({
+      status: 400,
+      body: { error: 'send a JSON object such as {"minutes": 5}' },
+    });
+    expect(stack.clock.offsetMs).toBe(before);
+  });
 });

@@ -9,7 +9,7 @@ const UNITS_MS = { ms: 1, seconds: 1_000, minutes: 60_000, hours: 3_600_000, day
 
 /** `{ "days": 1, "minutes": 5 }` → milliseconds; anything else is refused. */
 export function durationMs(body: unknown): number {
-  if (typeof body !== 'object' || body === null)
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw new TypeError('send a JSON object such as {"minutes": 5}');
   let total = 0;
   for (const [unit, value] of Object.entries(body)) {
