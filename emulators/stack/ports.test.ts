@@ -48,6 +48,16 @@ describe('reservePorts', () => {
     expect(await portIsFree(first)).toBe(true);
   });
 
+  it("names both components given one port (--blob-port on the Functions host's), holding none", async () => {
+    const [control, functions] = [await freePort(), await freePort()];
+    await expect(
+      reservePorts({ control, blob: 10000, functions }, 'default', { blob: functions }),
+    ).rejects.toThrow(
+      `port ${functions} is given to both blob and functions; choose other ports (--port-base, --blob-port, --functions-port)`,
+    );
+    expect([await portIsFree(control), await portIsFree(functions)]).toEqual([true, true]);
+  });
+
   it('refuses a base that leaves too few ports below 65536, holding none', async () => {
     await expect(reservePorts({ a: 7070, b: 10000, c: 8081 }, { base: 65534 })).rejects.toThrow(
       'port base 65534 is too high: the stack needs 3 ports from it; choose at most 65533 (--port-base)',

@@ -99,8 +99,14 @@ export async function reservePorts(
     for (const [index, [name, port]] of Object.entries(defaults).entries()) {
       const wanted =
         overrides[name] ?? (choice === 'default' ? port : choice === 'free' ? 0 : choice.base + index);
+      const choose = `choose other ports (--port-base, --${name}-port)`;
+      // Held by this stack itself: "in use" would send the user looking for another program.
+      const taken = Object.entries(ports).find(([, given]) => given === wanted && wanted !== 0);
+      if (taken)
+        throw new BusyPortError(
+          `port ${wanted} is given to both ${taken[0]} and ${name}; choose other ports (--port-base, --${taken[0]}-port, --${name}-port)`,
+        );
       const server = await bind(wanted).catch((error: NodeJS.ErrnoException) => {
-        const choose = `choose other ports (--port-base, --${name}-port)`;
         if (error instanceof PortInUseError)
           throw new BusyPortError(
             `port ${wanted} for ${name} is already in use (EADDRINUSE); free it or ${choose}`,
