@@ -236,6 +236,31 @@ describe('keys per data directory', () => {
   });
 });
 
+describe('a hand-edited keys.json', () => {
+  const topology = loadTopology();
+
+  it.each([
+    ['a number for a key', { storageKey: 5 }, 'storageKey: Invalid input: expected string, received number'],
+    ['an empty key', { masterKey: '' }, 'masterKey: Too small: expected string to have >=1 characters'],
+    [
+      "an identity's field",
+      { identities: { functionApp: { principalId: 'p', clientId: 'c' } } },
+      'identities.functionApp.header: Invalid input: expected string, received undefined',
+    ],
+    ['a list', [], 'Invalid input: expected object, received array'],
+  ])('with %s is refused, naming the field and keeping the file', async (_, edit, problem) => {
+    const dir = freshDir();
+    const stored = { ...(await loadSecrets(dir, topology)) };
+    const path = join(dir, 'keys.json');
+    const edited = JSON.stringify(Array.isArray(edit) ? edit : { ...stored, ...edit });
+    writeFileSync(path, edited);
+    expect(() => openSecrets(dir, topology)).toThrow(
+      new Error(`${path}: ${problem}; correct it, or remove the entry to have a new key made`),
+    );
+    expect(readFileSync(path, 'utf8')).toBe(edited);
+  });
+});
+
 describe('clock history from clock.json', () => {
   it('keeps the sound prefix of a damaged history and says what it dropped', () => {
     const sound = [

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import { z } from 'zod';
 import { readJsonIfExists, writeFileAtomic } from './files.ts';
 import type { Topology } from './topology.ts';
 
@@ -105,6 +106,42 @@ function randomSecrets(topology: Topology): Omit<StackSecrets, 'signingKey'> {
   };
 }
 
+const text = z.string().min(1);
+
+/**
+ * keys.json as read, checked: a hand edit that left a key a number or empty broke a component's start
+ * far from its cause (`blob failed to start: Invalid AccountKey …`). Refused naming the field; a key
+ * that is missing is made anew by the caller.
+ */
+function checkStored(
+  path: string,
+  stored: unknown,
+  fresh: Omit<StackSecrets, 'signingKey'>,
+): StackSecrets | undefined {
+  if (stored === undefined) return undefined;
+  const named = (names: string[]) => z.object(Object.fromEntries(names.map((name) => [name, text])));
+  const keys = Object.keys(fresh).filter((name) => typeof fresh[name as keyof typeof fresh] === 'string');
+  const schema = z.looseObject({
+    ...named(keys).partial().shape,
+    identities: z.record(z.string(), named(['principalId', 'clientId', 'header'])).optional(),
+    directory: z
+      .looseObject({
+        applications: z.record(z.string(), named(['clientId', 'clientSecret', 'principalId'])).optional(),
+        users: z.record(z.string(), named(['objectId', 'password'])).optional(),
+        cookieKey: text.optional(),
+      })
+      .optional(),
+    signingKey: z.looseObject(named(['kty', 'n', 'e', 'd', 'kid']).shape).optional(),
+  });
+  const checked = schema.safeParse(stored);
+  if (checked.success) return stored as StackSecrets;
+  const [issue] = checked.error.issues;
+  const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
+  throw new Error(
+    `${path}: ${where}${issue?.message}; correct it, or remove the entry to have a new key made`,
+  );
+}
+
 /** Made on libuv's threads: the caller's thread goes on meanwhile. */
 async function newSigningKey(): Promise<JWK> {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
@@ -129,8 +166,8 @@ export function openSecrets(
   encryptionKey?: string,
 ): { secrets: SharedSecrets; signingKey: Promise<JWK>; renewed: string[] } {
   const path = join(dataDir, 'keys.json');
-  const stored = readJsonIfExists<StackSecrets>(path);
   const fresh = randomSecrets(topology);
+  const stored = checkStored(path, readJsonIfExists(path), fresh);
   // Keys an existing keys.json lacks (edited by hand, or cut) are made anew, which the caller says: what
   // the old ones protected (the Descriptions EncryptionKey encrypted, signed sessions) stays unreadable.
   const given = (name: string) => name === 'encryptionKey' && encryptionKey !== undefined;
