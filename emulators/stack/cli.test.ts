@@ -90,6 +90,27 @@ describe('taskstack reset', () => {
   });
 });
 
+describe('commands against a stack that does not answer', () => {
+  const data = testDataDir();
+  afterAll(data.remove);
+
+  it('a stack.json left by a launcher whose pid now names another process (a reboot) is no stack', () => {
+    const dir = join(data.dir, 'rebooted');
+    mkdirSync(dir);
+    // This test's own process, alive, as the process its pid now names; no launcher holds the directory.
+    writeFileSync(
+      join(dir, 'stack.json'),
+      JSON.stringify({ pid: process.pid, controlUrl: 'http://127.0.0.1:1' }),
+    );
+    for (const command of [['status'], ['clock', 'advance', '--minutes', '1'], ['functions', 'keys', 'list']])
+      expect(run([...command, '--data-dir', dir])).toMatchObject({
+        status: 1,
+        stdout: '',
+        stderr: `taskstack: no stack is running on ${dir}\n`,
+      });
+  });
+});
+
 describe('taskstack reset never removes what holds the working directory or the project', () => {
   const data = testDataDir();
   afterAll(data.remove);

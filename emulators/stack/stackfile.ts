@@ -77,10 +77,13 @@ export function processAlive(pid: number): boolean {
   return statFields(pid)?.[0] !== 'Z';
 }
 
-/** The stack described in `dataDir`, if its launcher is still alive. */
+/**
+ * The stack described in `dataDir`, if its launcher is still alive: the process holding the directory's
+ * lock (a pid alone may name another process since, after a reboot).
+ */
 export function runningStack(dataDir: string): StackDescription | undefined {
   const description = readStackFile(dataDir);
-  return description && processAlive(description.pid) ? description : undefined;
+  return description && lockHolder(dataDir) === description.pid ? description : undefined;
 }
 
 const lockPath = (dataDir: string) => join(dataDir, 'stack.lock');
