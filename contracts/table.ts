@@ -1,6 +1,8 @@
 /** Runs the documented-status table against a target and prints it with pass/fail/skip per row. */
+
+import { reasonOf } from '../emulators/core/http.ts';
 import { ELSEWHERE, type Memo, ROWS, type Row } from './rows.ts';
-import { advanceClock, fetchTarget, missing, reasonOf, type Target } from './target.ts';
+import { advanceClock, fetchTarget, missing, type Target } from './target.ts';
 import { answerOf, problemsWith } from './validate.ts';
 
 export interface RowResult {

@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { caFile } from '../emulators/core/ca.ts';
+import { reasonOf } from '../emulators/core/http.ts';
 import { CONTROL_KEY_HEADER } from '../emulators/stack/control.ts';
 import { parseStackOptions } from '../emulators/stack/options.ts';
 import { runningStack, stackFilePath } from '../emulators/stack/stackfile.ts';
@@ -127,17 +128,6 @@ export function commandLineTarget(argv: readonly string[], env: NodeJS.ProcessEn
     );
   const file = named ?? stackFilePath(dataDir);
   return { file, target: readTarget(file) };
-}
-
-/**
- * An error's message with its causes: fetch says only "fetch failed", its cause says why (a refused
- * connection, a certificate it does not trust …).
- */
-export function reasonOf(error: unknown): string {
-  const texts: string[] = [];
-  for (let at: unknown = error; at instanceof Error && texts.length < 4; at = at.cause)
-    texts.push(at.message);
-  return texts.length ? texts.join(': ') : String(error);
 }
 
 /** commandLineTarget for `taskstack <command>`: its refusal ends the process, in one line (exit 2). */

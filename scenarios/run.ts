@@ -3,7 +3,8 @@
  * file named by --target or TASKSTACK_TARGET_FILE, else the local stack.json), printing each step and a
  * result table; exits 1 when one fails or none could run. Scenarios needing what the target lacks are skipped, with why.
  */
-import { missing, nothingRan, reasonOf, targetOrExit } from '../contracts/target.ts';
+import { missing, nothingRan, targetOrExit } from '../contracts/target.ts';
+import { reasonOf } from '../emulators/core/http.ts';
 import { SCENARIOS } from './scenarios.ts';
 
 const args = process.argv.slice(2);

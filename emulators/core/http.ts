@@ -250,3 +250,14 @@ export function createTlsServer(
   answerClientErrors(server);
   return server;
 }
+
+/**
+ * An error's message with its causes: fetch says only "fetch failed", its cause says why (a refused
+ * connection, a certificate it does not trust …).
+ */
+export function reasonOf(error: unknown): string {
+  const texts: string[] = [];
+  for (let at: unknown = error; at instanceof Error && texts.length < 4; at = at.cause)
+    texts.push(at.message);
+  return texts.length ? texts.join(': ') : String(error);
+}

@@ -7,6 +7,7 @@
  */
 import { parseArgs } from 'node:util';
 import { argsRefusal } from '../core/args.ts';
+import { callControl } from '../stack/control.ts';
 
 const USAGE =
   'usage: functions keys list [--function <name>]\n' +
@@ -46,10 +47,12 @@ export async function keysCommand(
     throw new Error(USAGE);
   }
   const control = connect(values['data-dir']);
-  const response = await fetch(`${control.url.replace(/\/+$/, '')}/components/functions/${action}`, {
+  const response = await callControl(`${control.url.replace(/\/+$/, '')}/components/functions/${action}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-taskstack-key': control.key },
     body: JSON.stringify(input),
+  }).catch((error: Error) => {
+    throw new Error(`functions keys ${verb}: ${error.message}`);
   });
   const text = await response.text();
   let body: unknown;

@@ -7,9 +7,10 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { commandLineTarget, readTarget, reasonOf } from '../../contracts/target.ts';
+import { commandLineTarget, readTarget } from '../../contracts/target.ts';
 import { SCENARIOS } from '../../scenarios/scenarios.ts';
 import { loadApps, repositoryRoot } from '../core/apps.ts';
+import { reasonOf } from '../core/http.ts';
 import { testDataDir } from '../core/testing.ts';
 import { parseStackOptions } from './options.ts';
 import { freePort, stackPorts } from './ports.ts';
@@ -107,6 +108,25 @@ describe('commands against a stack that does not answer', () => {
         status: 1,
         stdout: '',
         stderr: `taskstack: no stack is running on ${dir}\n`,
+      });
+  });
+
+  it('a launcher whose control API is gone (stopping) gets one line, not a stack trace', async () => {
+    const dir = join(data.dir, 'stopping');
+    mkdirSync(dir);
+    const port = await freePort();
+    const controlUrl = `http://127.0.0.1:${port}`;
+    writeFileSync(join(dir, 'stack.lock'), String(process.pid));
+    writeFileSync(join(dir, 'stack.json'), JSON.stringify({ pid: process.pid, controlUrl, masterKey: 'k' }));
+    for (const [command, prefix] of [
+      [['status'], ''],
+      [['clock', 'advance', '--minutes', '1'], ''],
+      [['functions', 'keys', 'list'], 'functions keys list: '],
+    ] as const)
+      expect(run([...command, '--data-dir', dir])).toMatchObject({
+        status: 1,
+        stdout: '',
+        stderr: `taskstack: ${prefix}the control API at ${controlUrl} does not answer (fetch failed: connect ECONNREFUSED 127.0.0.1:${port}): is the stack stopping?\n`,
       });
   });
 });

@@ -16,7 +16,7 @@ import { stopBuilding } from '../core/bundle.mjs';
 import { openSslTrust } from '../core/ca.ts';
 import { keysCommand } from '../functions-host/cli.ts';
 import { banner } from './banner.ts';
-import { CONTROL_KEY_HEADER } from './control.ts';
+import { CONTROL_KEY_HEADER, callControl } from './control.ts';
 import { start } from './launcher.ts';
 import { parseStackOptions } from './options.ts';
 import { StartInterrupted } from './order.ts';
@@ -159,11 +159,11 @@ function readyStack(dir: string) {
 /** Calls the running stack's control API. */
 async function control(method: string, path: string, body?: unknown): Promise<unknown> {
   const stack = readyStack(dataDir);
-  const response = await fetch(`${stack.controlUrl}${path}`, {
+  const response = await callControl(`${stack.controlUrl}${path}`, {
     method,
     headers: { [CONTROL_KEY_HEADER]: stack.masterKey, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  }).catch((error: Error) => fail(error.message));
   const result = await response.json();
   if (!response.ok) fail((result as { error: string }).error);
   return result;

@@ -1,10 +1,24 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { sameKey } from '../core/compare.ts';
-import { BodyTooLargeError, close, listen, readBody, sendJson } from '../core/http.ts';
+import { BodyTooLargeError, close, listen, readBody, reasonOf, sendJson } from '../core/http.ts';
 import { InvalidInputError, NotAnsweringError, NotFoundError } from '../core/ipc.ts';
 import type { Stack } from './stack.ts';
 
 export const CONTROL_KEY_HEADER = 'x-taskstack-key';
+/** How long a command waits for the control API (a clock move waits up to 5 s for each component). */
+const ANSWER_WITHIN_MS = 60_000;
+
+/**
+ * A call of the CLI to a running stack's control API; one that cannot reach it (the launcher stopping
+ * closes it first, or is held) rejects with one line for the user.
+ */
+export function callControl(url: string, init: RequestInit): Promise<Response> {
+  return fetch(url, { ...init, signal: AbortSignal.timeout(ANSWER_WITHIN_MS) }).catch((error) => {
+    throw new Error(
+      `the control API at ${new URL(url).origin} does not answer (${reasonOf(error)}): is the stack stopping?`,
+    );
+  });
+}
 const UNITS_MS = { ms: 1, seconds: 1_000, minutes: 60_000, hours: 3_600_000, days: 86_400_000 } as const;
 
 /** `{ "days": 1, "minutes": 5 }` → milliseconds; anything else is refused. */
