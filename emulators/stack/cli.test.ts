@@ -295,6 +295,17 @@ describe('taskstack refuses, in one line', () => {
     expect({ status, stdout, stderr }).toEqual({ status: 1, stdout: '', stderr: `taskstack: ${line}\n` });
   });
 
+  it('a data directory with a file in its place (or in its path) is named as such', () => {
+    const file = join(data.dir, 'notes.txt');
+    writeFileSync(file, 'mine');
+    for (const dir of [file, join(file, 'data')])
+      expect(run(['start', '--data-dir', dir, '--free-ports'])).toMatchObject({
+        status: 1,
+        stdout: '',
+        stderr: `taskstack: cannot use ${dir} as the data directory (a file is in its way); name another with --data-dir or TASKSTACK_DATA_DIR\n`,
+      });
+  });
+
   /** A target file that names nothing: enough for a command to get past reading its target. */
   function emptyTarget() {
     const file = join(data.dir, 'empty-target.json');

@@ -143,13 +143,22 @@ function keepOutOfGit(dataDir: string): void {
  * Answers how to let go.
  */
 export function lockDataDir(dataDir: string): () => void {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  keepOutOfGit(dataDir);
   const path = lockPath(dataDir);
   // Written whole beside it, then linked in one step: the lock never exists without its pid (and, where
   // there is /proc, the process's start time).
   const mine = `${path}.${process.pid}.tmp`;
-  writeFileSync(mine, [process.pid, startTimeOf(process.pid)].filter(Boolean).join(' '), { mode: 0o600 });
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    keepOutOfGit(dataDir);
+    writeFileSync(mine, [process.pid, startTimeOf(process.pid)].filter(Boolean).join(' '), { mode: 0o600 });
+  } catch (error) {
+    // The first write to the directory: say which directory, not only the system call that failed.
+    const { code, message } = error as NodeJS.ErrnoException;
+    const why = code === 'EEXIST' || code === 'ENOTDIR' ? 'a file is in its way' : message;
+    throw new Error(
+      `cannot use ${dataDir} as the data directory (${why}); name another with --data-dir or TASKSTACK_DATA_DIR`,
+    );
+  }
   try {
     for (;;) {
       try {
