@@ -36,6 +36,17 @@ export function readTextIfExists(path: string): string | undefined {
   }
 }
 
+/** C0 and C1 control characters but tab: what could move a terminal's cursor or forge a log line. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point
+const CONTROL = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/g;
+
+/**
+ * A line as it may be shown or filed: control characters in text a client sent (a task's Title with
+ * ESC or CR in it) are written as `\xHH`, so they can neither drive the terminal nor fake a log line.
+ */
+export const printable = (text: string): string =>
+  text.replace(CONTROL, (char) => `\\x${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+
 /** Reads and parses a JSON file, or returns undefined when it does not exist; a damaged one is named. */
 export function readJsonIfExists<T>(path: string): T | undefined {
   const text = readTextIfExists(path);
@@ -43,7 +54,8 @@ export function readJsonIfExists<T>(path: string): T | undefined {
   try {
     return JSON.parse(text) as T;
   } catch (error) {
-    throw new Error(`${path} is not valid JSON (${(error as Error).message})`);
+    // V8 quotes the text it could not parse, newlines and all: escaped, the message stays one line.
+    throw new Error(`${path} is not valid JSON (${printable((error as Error).message)})`);
   }
 }
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { bundleEntries } from '../core/bundle.mjs';
 import { openSslTrust } from '../core/ca.ts';
 import type { ClockShift } from '../core/clock.ts';
-import { type LogFile, openLogFile } from '../core/files.ts';
+import { type LogFile, openLogFile, printable } from '../core/files.ts';
 import { heapFlags, withMallocEnv } from '../core/heap.ts';
 import {
   type FromComponent,
@@ -18,7 +18,7 @@ import {
 import type { ComponentSecrets } from '../core/secrets.ts';
 import { appSetting } from '../functions-host/config.ts';
 import { emulatorModule, hosts, services } from '../registry.ts';
-import { type Console, printable } from './console.ts';
+import type { Console } from './console.ts';
 
 /** How a component's process starts: the module Node runs and its arguments. */
 export interface ComponentEntry {

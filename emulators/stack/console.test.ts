@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Console, printable } from './console.ts';
+import { printable } from '../core/files.ts';
+import { Console } from './console.ts';
 
 describe('console output', () => {
   it('writes control characters from components as \\xHH, so a task title cannot drive the terminal or forge a line', () => {

@@ -1,13 +1,4 @@
-/** C0 and C1 control characters but tab: what could move a terminal's cursor or forge a log line. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point
-const CONTROL = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/g;
-
-/**
- * A line as it may be shown or filed: control characters in text a client sent (a task's Title with
- * ESC or CR in it) are written as `\xHH`, so they can neither drive the terminal nor fake a log line.
- */
-export const printable = (text: string): string =>
-  text.replace(CONTROL, (char) => `\\x${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+import { printable } from '../core/files.ts';
 
 /** docker-compose-like output: each component's lines prefixed with its name in its own colour. */
 const COLOURS = [36, 33, 32, 35, 34, 96, 93, 92, 95, 94];

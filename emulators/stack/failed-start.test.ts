@@ -161,3 +161,17 @@ it('names a damaged JSON file of the data directory when it stops the start', as
     start({ dataDir: dir, ports: 'free', components: ['keyvault'], console: false }),
   ).rejects.toThrow(`${join(dir, 'keys.json')} is not valid JSON (`);
 });
+
+it('says a damaged JSON file in one line, the text it quotes escaped', async () => {
+  const dir = join(data.dir, 'damaged-keys-lines');
+  mkdirSync(dir, { recursive: true });
+  // V8's message quotes the start of the text, its newline too.
+  writeFileSync(join(dir, 'keys.json'), 'garbage\n');
+  const failed = await start({ dataDir: dir, ports: 'free', components: ['keyvault'], console: false }).then(
+    () => new Error('started'),
+    (error: Error) => error,
+  );
+  expect(failed.message).toMatch(
+    new RegExp(`^${join(dir, 'keys.json')} is not valid JSON \\(.*"garbage\\\\x0A".*\\)$`),
+  );
+});
