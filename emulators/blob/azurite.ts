@@ -1,7 +1,9 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundle, stopBuilding } from '../core/bundle.mjs';
 import { openSslTrust } from '../core/ca.ts';
+import { readJsonIfExists } from '../core/files.ts';
 import { heapFlags } from '../core/heap.ts';
 import { PortInUseError } from '../core/http.ts';
 
@@ -91,10 +93,28 @@ export async function startAzurite(options: AzuriteOptions): Promise<{ child: Ch
       reject(
         /EADDRINUSE/.test(output)
           ? new PortInUseError(options.port)
-          : new Error(`Azurite exited (${code}): ${output.trim()}`),
+          : (damagedDatabase(options.location) ?? new Error(`Azurite exited (${code}): ${output.trim()}`)),
       ),
     );
   });
+}
+
+/** Azurite's metadata files (LokiJS databases, JSON) in its `--location`. */
+const DATABASES = ['__azurite_db_blob__.json', '__azurite_db_blob_extent__.json'];
+
+/**
+ * Why Azurite could not start on `location`, if one of its databases is damaged: it says only
+ * `Exit due to unhandled error: Unexpected token …`, naming no file. Read after a failed start only.
+ */
+function damagedDatabase(location: string | undefined): Error | undefined {
+  for (const name of location ? DATABASES : []) {
+    try {
+      readJsonIfExists(join(location as string, name));
+    } catch (error) {
+      return new Error(`${(error as Error).message}; Azurite cannot start on it`);
+    }
+  }
+  return undefined;
 }
 
 /**

@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EmulatorContext, RunningEmulator } from '../core/emulator.ts';
@@ -112,6 +114,21 @@ describe('blob storage (Azurite) through @azure/storage-blob', () => {
     await start();
     const body = await service.getContainerClient('tasks').getBlobClient('kept.json').downloadToBuffer();
     expect(body.toString()).toBe('{"Id":"kept"}');
+  });
+
+  it("names Azurite's damaged database file when it cannot start on it", async () => {
+    const other = testDataDir();
+    try {
+      const own = await testContext(other.dir);
+      const database = join(own.stateDir as string, 'azurite', '__azurite_db_blob__.json');
+      mkdirSync(dirname(database), { recursive: true });
+      writeFileSync(database, '{"filename": ');
+      await expect(startEmulator(blob, { port: 0 }, own)).rejects.toThrow(
+        new RegExp(`^${database} is not valid JSON \\([^\\n]+\\); Azurite cannot start on it$`),
+      );
+    } finally {
+      other.remove();
+    }
   });
 
   it('reports Azurite killed under it as a crash, naming the signal, for the launcher to restart it', async () => {
