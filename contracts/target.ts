@@ -4,6 +4,8 @@
  * Azure). A field a target lacks skips exactly the checks that need it.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { argsRefusal } from '../emulators/core/args.ts';
 import { caFile } from '../emulators/core/ca.ts';
 import { reasonOf } from '../emulators/core/http.ts';
 import { CONTROL_KEY_HEADER } from '../emulators/stack/control.ts';
@@ -111,17 +113,29 @@ export function readTarget(file: string): Target {
   return target;
 }
 
+/** What `conformance` and `scenario run` take, said after any refusal of their options. */
+const TARGET_OPTIONS =
+  'the options are --target FILE (a stack.json-shaped description of the target) and --data-dir DIR';
+
 /**
  * The target of a command run against a stack (`taskstack conformance`, `taskstack scenario run`), from
- * its options `argv`: the file --target or TASKSTACK_TARGET_FILE names, else the local stack's
- * stack.json. Throws one line for the user when `argv` holds anything else or there is no target to read.
+ * its options `argv`: the file --target or TASKSTACK_TARGET_FILE names, else the stack.json of the data
+ * directory (--data-dir, as every taskstack command takes it, else TASKSTACK_DATA_DIR, else the
+ * project's). Throws one line for the user when `argv` holds anything else or there is no target to read.
  */
 export function commandLineTarget(argv: readonly string[], env: NodeJS.ProcessEnv) {
-  const unexpected = argv.find((arg, i) => arg !== '--target' && argv[i - 1] !== '--target');
-  if (unexpected !== undefined)
-    throw new Error(`unexpected argument ${unexpected}; the only option is --target FILE`);
-  const named = targetFileFrom(argv, env);
-  const { dataDir } = parseStackOptions({ dataDir: env.TASKSTACK_DATA_DIR });
+  let values: { target?: string; 'data-dir'?: string };
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: { target: { type: 'string' }, 'data-dir': { type: 'string' } },
+    }));
+  } catch (error) {
+    throw new Error(`${argsRefusal(error)}; ${TARGET_OPTIONS}`);
+  }
+  const named = values.target ?? (env[TARGET_ENV] || undefined);
+  if (named === '') throw new Error(`--target needs a file; ${TARGET_OPTIONS}`);
+  const { dataDir } = parseStackOptions({ dataDir: values['data-dir'] ?? env.TASKSTACK_DATA_DIR });
   if (!named && !runningStack(dataDir))
     throw new Error(
       `no stack is running on ${dataDir}: start one (npm start), or name one with --target FILE`,

@@ -20,6 +20,8 @@ import { cli } from './test-support.ts';
 const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
   spawnSync(process.execPath, cli(...args), { encoding: 'utf8', env: { ...process.env, ...env } });
 const HINT = '`taskstack help` lists the commands and their options';
+const TARGET_OPTIONS =
+  'the options are --target FILE (a stack.json-shaped description of the target) and --data-dir DIR';
 
 describe('taskstack help', () => {
   it.each([
@@ -318,7 +320,7 @@ describe('taskstack refuses, in one line', () => {
       ['conformance'],
       `no stack is running on ${data.dir}: start one (npm start), or name one with --target FILE`,
     ],
-    [['scenario', 'run', 'all', 'extra'], 'unexpected argument extra; the only option is --target FILE'],
+    [['scenario', 'run', 'all', 'extra'], `Unexpected argument 'extra'; ${TARGET_OPTIONS}`],
     [
       ['scenario', 'run', 'nope', '--target', emptyTarget()],
       `no scenario nope; choose all or one of: ${SCENARIOS.map((scenario) => scenario.name).join(', ')}`,
@@ -335,20 +337,26 @@ describe('taskstack refuses, in one line', () => {
 
   it('conformance and scenario run: what they take besides a target, and a target they cannot read', () => {
     const env = { TASKSTACK_DATA_DIR: data.dir };
-    expect(() => commandLineTarget(['--bogus'], env)).toThrow(
-      'unexpected argument --bogus; the only option is --target FILE',
-    );
+    expect(() => commandLineTarget(['--bogus'], env)).toThrow(`Unknown option '--bogus'; ${TARGET_OPTIONS}`);
     expect(() => commandLineTarget(['--target', 'a.json', 'b.json'], env)).toThrow(
-      'unexpected argument b.json; the only option is --target FILE',
+      `Unexpected argument 'b.json'; ${TARGET_OPTIONS}`,
+    );
+    expect(() => commandLineTarget(['--target', ''], env)).toThrow(
+      `--target needs a file; ${TARGET_OPTIONS}`,
     );
     expect(() => commandLineTarget(['--target'], env)).toThrow(
-      '--target needs a file: a stack.json-shaped description of the target',
+      `Option '--target <value>' argument missing; ${TARGET_OPTIONS}`,
     );
     const none = join(data.dir, 'none.json');
-    expect(() => commandLineTarget(['--target', none], env)).toThrow(
-      `target ${none} cannot be read as JSON: ENOENT: no such file or directory, open '${none}'`,
-    );
+    for (const args of [['--target', none], [`--target=${none}`]])
+      expect(() => commandLineTarget(args, env)).toThrow(
+        `target ${none} cannot be read as JSON: ENOENT: no such file or directory, open '${none}'`,
+      );
     expect(() => commandLineTarget([], env)).toThrow(`no stack is running on ${data.dir}`);
+    // The data directory as every taskstack command takes it, over TASKSTACK_DATA_DIR.
+    const other = join(data.dir, 'other');
+    for (const args of [['--data-dir', other], [`--data-dir=${other}`]])
+      expect(() => commandLineTarget(args, env)).toThrow(`no stack is running on ${other}`);
   });
 
   it('conformance and scenario run trust the CA of the data directory their target names', () => {

@@ -34,8 +34,8 @@ const USAGE = `usage:
   taskstack clock advance [--days N] [--hours N] [--minutes N] [--seconds N] [--data-dir DIR]
   taskstack functions keys list|set|renew …          function keys, as az functionapp keys (README.md)
   taskstack deploy --resource-group RG [--environment dev|prod] [--dry-run]   (system/deploy/README.md)
-  taskstack conformance [--target FILE]              the documented-status table (contracts/)
-  taskstack scenario run <name|all> [--target FILE]  the end-to-end flows (scenarios/)
+  taskstack conformance [--target FILE] [--data-dir DIR]              the documented-status table (contracts/)
+  taskstack scenario run <name|all> [--target FILE] [--data-dir DIR]  the end-to-end flows (scenarios/)
   taskstack help
 The data directory is --data-dir, else TASKSTACK_DATA_DIR, else the project's .taskstack.`;
 const HELP_HINT = '`taskstack help` lists the commands and their options';
