@@ -19,7 +19,6 @@ import { banner } from './banner.ts';
 import { CONTROL_KEY_HEADER, callControl } from './control.ts';
 import { start } from './launcher.ts';
 import { parseStackOptions } from './options.ts';
-import { StartInterrupted } from './order.ts';
 import { stackPorts } from './ports.ts';
 import { lockHolder, notDataDirectory, processAlive, removalRefusal, runningStack } from './stackfile.ts';
 
@@ -47,6 +46,8 @@ if (['help', '--help', '-h'].includes(command) || rest.includes('--help') || res
   console.log(USAGE);
   process.exit(0);
 }
+/** How long a failed start waits for a signal that may have caused it (see startCommand). */
+const SIGNAL_GRACE_MS = 100;
 /** The signals that stop the stack: Ctrl-C, `taskstack stop` (and kill), a closing terminal. */
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
@@ -230,7 +231,11 @@ async function startCommand() {
     },
     { signal: interrupt.signal },
   ).catch(async (error: Error) => {
-    if (!(error instanceof StartInterrupted) || !interruptedBy) fail(error.message);
+    // Interrupted, whatever failed is the signal's doing. The terminal's Ctrl-C also ends esbuild's
+    // service (in this process group), and the build under way may fail ("The service was stopped")
+    // before this process has handled the signal: a failure gives the signal a moment to arrive.
+    if (!interruptedBy) await new Promise((resolve) => setTimeout(resolve, SIGNAL_GRACE_MS));
+    if (!interruptedBy) fail(error.message);
     await stopBuilding();
     console.log('stopped.');
     // As a shell reports a command a signal ended: 128 + the signal's number (130 for Ctrl-C).

@@ -21,6 +21,7 @@ import {
   secretsOf,
   spawnCli,
   startCli,
+  whenPrinted,
 } from './test-support.ts';
 
 const data = testDataDir();
@@ -43,18 +44,6 @@ async function expectAllGone({ pids, ports }: { pids: number[]; ports: number[] 
   await waitFor('every process of the stack to exit', () => pids.every((pid) => !alive(pid)), 60_000);
   for (const port of ports) expect(await accepts(port), `port ${port}`).toBe(false);
   expect(existsSync(stackFilePath(data.dir))).toBe(false);
-}
-
-/** Calls `then` once, in the same turn as `text` arrives on the child's stdout. */
-function whenPrinted(child: ChildProcess, text: string, then: () => void) {
-  let seen = '';
-  const watch = (chunk: Buffer) => {
-    seen += chunk;
-    if (!seen.includes(text)) return;
-    child.stdout?.off('data', watch);
-    then();
-  };
-  child.stdout?.on('data', watch);
 }
 
 /**

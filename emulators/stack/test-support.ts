@@ -83,6 +83,18 @@ export interface CliStack extends CliStart {
   description(): { endpoints: Record<string, Record<string, string>>; pid: number };
 }
 
+/** Calls `then` once, in the same turn as `text` arrives on the child's stdout. */
+export function whenPrinted(child: ChildProcess, text: string, then: () => void) {
+  let seen = '';
+  const watch = (chunk: Buffer) => {
+    seen += chunk;
+    if (!seen.includes(text)) return;
+    child.stdout?.off('data', watch);
+    then();
+  };
+  child.stdout?.on('data', watch);
+}
+
 /** Where `taskstack start` runs: its data directory, and the environment when not this process's. */
 export type CliPlace = string | { dataDir: string; env: NodeJS.ProcessEnv };
 
