@@ -4,14 +4,16 @@
  */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { commandLineTarget, readTarget } from '../../contracts/target.ts';
 import { SCENARIOS } from '../../scenarios/scenarios.ts';
 import { loadApps, repositoryRoot } from '../core/apps.ts';
-import { reasonOf } from '../core/http.ts';
+import { close, listen, reasonOf } from '../core/http.ts';
 import { testDataDir } from '../core/testing.ts';
+import { serviceNames } from '../registry.ts';
 import { parseStackOptions } from './options.ts';
 import { freePort, stackPorts } from './ports.ts';
 import { removalRefusal } from './stackfile.ts';
@@ -295,6 +297,25 @@ describe('taskstack refuses, in one line', () => {
   ])('%s', (args, line) => {
     const { status, stdout, stderr } = run(args);
     expect({ status, stdout, stderr }).toEqual({ status: 1, stdout: '', stderr: `taskstack: ${line}\n` });
+  });
+
+  it('a mistyped --components name is said first: before a busy port, and with nothing made', async () => {
+    const busy = createServer();
+    const port = await listen(busy, await freePort());
+    try {
+      const dir = join(data.dir, 'typo');
+      const names = [...serviceNames, ...Object.keys(loadApps())].join(', ');
+      expect(
+        run(['start', '--components', 'cosmo', '--data-dir', dir, '--control-port', String(port)]),
+      ).toMatchObject({
+        status: 1,
+        stdout: '',
+        stderr: `taskstack: unknown component(s) cosmo; known: ${names}\n`,
+      });
+      expect(existsSync(dir)).toBe(false);
+    } finally {
+      await close(busy);
+    }
   });
 
   it('a data directory with a file in its place (or in its path) is named as such', () => {

@@ -9,6 +9,7 @@ import { NotFoundError } from '../core/ipc.ts';
 import { openSecrets } from '../core/secrets.ts';
 import { loadTopology } from '../core/topology.ts';
 import { loadDirectory, testUsers } from '../identity/directory.ts';
+import { serviceNames } from '../registry.ts';
 import { buildAppIfChanged } from './build-app.ts';
 import { ANSWER_WITHIN_MS, type ComponentEntry, ComponentProcess, componentEntry } from './component.ts';
 import { Console } from './console.ts';
@@ -36,9 +37,15 @@ export async function start(
   { signal }: { signal?: AbortSignal } = {},
 ): Promise<Stack> {
   const options = parseStackOptions(input);
+  const apps = loadApps(options.appsFile);
+  // A mistyped name is said first: not after a busy port, nor with a data directory made for nothing.
+  const known = [...serviceNames, ...Object.keys(apps)];
+  const unknown = (options.components ?? []).filter((name) => !known.includes(name));
+  if (unknown.length)
+    throw new Error(`unknown component(s) ${unknown.join(', ')}; known: ${known.join(', ')}`);
   // Held until the stack stops, or the start fails.
   const unlock = lockDataDir(options.dataDir);
-  return startLocked(options, unlock, signal).catch((error) => {
+  return startLocked(options, apps, unlock, signal).catch((error) => {
     unlock();
     throw error;
   });
@@ -46,6 +53,7 @@ export async function start(
 
 async function startLocked(
   options: StackOptions,
+  apps: ReturnType<typeof loadApps>,
   unlock: () => void,
   signal: AbortSignal | undefined,
 ): Promise<Stack> {
@@ -55,7 +63,6 @@ async function startLocked(
   const began = performance.now();
   mkdirSync(join(dataDir, 'logs'), { recursive: true, mode: 0o700 });
   const topology = loadTopology();
-  const apps = loadApps(options.appsFile);
   const { secrets, signingKey, renewed } = openSecrets(dataDir, topology, options.encryptionKey);
   const tls = await loadTls(dataDir);
   const reservation = await reservePorts(stackPorts(apps), options.ports, options.portOverrides);
@@ -67,14 +74,8 @@ async function startLocked(
   const history = checkShifts(clockPath ? readClockFile(clockPath) : []);
   const clock = new StackClock(history.shifts);
   if (clockPath && history.problem) writeFileAtomic(clockPath, JSON.stringify(clock.shifts));
-  const known = wiring.components.map((plan) => plan.name);
-  const names = options.components ?? known;
-  const unknown = names.filter((name) => !known.includes(name));
+  const names = options.components ?? wiring.components.map((plan) => plan.name);
   const releaseAll = () => reservation.release(Object.keys(ports));
-  if (unknown.length) {
-    await releaseAll();
-    throw new Error(`unknown component(s) ${unknown.join(', ')}; known: ${known.join(', ')}`);
-  }
   const plans = wiring.components.filter((plan) => names.includes(plan.name));
   // Each component's ports are held until it starts; those of components not run, not at all.
   const portsOf = new Map(plans.map((plan) => [plan.name, plan.ports]));
