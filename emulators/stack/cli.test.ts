@@ -22,6 +22,20 @@ import { cli } from './test-support.ts';
 const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
   spawnSync(process.execPath, cli(...args), { encoding: 'utf8', env: { ...process.env, ...env } });
 const HINT = '`taskstack help` lists the commands and their options';
+/** Root may do anything: tests of what another user's files or processes refuse run the CLI as nobody. */
+const asRoot = process.getuid?.() === 0;
+
+/** The CLI as another user when this one is root (else as this one): its bundle made fresh first. */
+function runAsOther(args: string[]) {
+  // Nobody may not write the bundle cache: a CLI changed since its last run is bundled now, as this user.
+  run(['help']);
+  return spawnSync(process.execPath, cli(...args), {
+    encoding: 'utf8',
+    // The test run's CA lives in a folder nobody may read (Node would warn about it).
+    env: { ...process.env, NODE_EXTRA_CA_CERTS: '' },
+    ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+  });
+}
 const TARGET_OPTIONS =
   'the options are --target FILE (a stack.json-shaped description of the target) and --data-dir DIR';
 
@@ -113,6 +127,24 @@ describe('commands against a stack that does not answer', () => {
         stdout: '',
         stderr: `taskstack: no stack is running on ${dir}\n`,
       });
+  });
+
+  it("taskstack stop of another user's stack says so in one line", () => {
+    // Root may signal anyone: as root, the CLI runs as nobody against this process; otherwise against init.
+    const dir = mkdtempSync(join(tmpdir(), 'taskstack-other-'));
+    try {
+      chmodSync(dir, 0o755);
+      const holder = asRoot ? process.pid : 1;
+      writeFileSync(join(dir, 'stack.lock'), String(holder), { mode: 0o644 });
+      const { status, stdout, stderr } = runAsOther(['stop', '--data-dir', dir]);
+      expect({ status, stdout, stderr }).toEqual({
+        status: 1,
+        stdout: '',
+        stderr: `taskstack: the stack on ${dir} (pid ${holder}) is another user's: stop it as that user (EPERM)\n`,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a launcher whose control API is gone (stopping) gets one line, not a stack trace', async () => {
@@ -209,19 +241,13 @@ describe('taskstack reset never removes what holds the working directory or the 
 
   it('a data directory this user may not remove: one line, no stack trace', () => {
     // Root may remove anything: as root, the CLI runs as nobody; otherwise the parent is made read-only.
-    const asRoot = process.getuid?.() === 0;
     const parent = mkdtempSync(join(tmpdir(), 'taskstack-reset-'));
     const dir = join(parent, 'data');
     mkdirSync(dir);
     writeFileSync(join(dir, 'keys.json'), '{}');
     chmodSync(parent, 0o555);
     try {
-      const { status, stdout, stderr } = spawnSync(process.execPath, cli('reset', '--data-dir', dir), {
-        encoding: 'utf8',
-        // The test run's CA lives in a folder nobody may read (Node would warn about it).
-        env: { ...process.env, NODE_EXTRA_CA_CERTS: '' },
-        ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
-      });
+      const { status, stdout, stderr } = runAsOther(['reset', '--data-dir', dir]);
       expect({ status, stdout }).toEqual({ status: 1, stdout: '' });
       expect(stderr).toMatch(
         new RegExp(`^taskstack: cannot remove ${dir}: EACCES: permission denied, [^\n]+\n$`),

@@ -264,7 +264,13 @@ async function startCommand() {
 async function stopCommand() {
   // The launcher holds the data directory from its start's first moment (before stack.json) to its stop.
   const pid = lockHolder(dataDir) ?? fail(`no stack is running on ${dataDir}`);
-  process.kill(pid, 'SIGTERM');
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch (error) {
+    // EPERM: started by another user (root, in a container); the lock is readable, the process not ours.
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') fail((error as Error).message);
+    fail(`the stack on ${dataDir} (pid ${pid}) is another user's: stop it as that user (EPERM)`);
+  }
   // Bounded by the components' stop grace (15 s each, in order): two minutes means something is stuck.
   const deadline = Date.now() + 120_000;
   while (processAlive(pid)) {
