@@ -66,4 +66,25 @@ describe('the control API', () => {
     });
     expect(stack.clock.offsetMs).toBe(before);
   });
+
+  it.each([
+    ['PUT', '/clock/advance', 'POST'],
+    ['GET', '/components/keyvault/setAccessPolicy', 'POST'],
+    ['DELETE', '/stack', 'GET'],
+    ['POST', '/health', 'GET'],
+  ])('%s %s, an operation by another method: 405 naming it, with Allow', async (method, path, allowed) => {
+    const response = await fetch(`${stack.description.controlUrl}${path}`, {
+      method,
+      headers: { [CONTROL_KEY_HEADER]: stack.description.masterKey },
+    });
+    expect({
+      status: response.status,
+      allow: response.headers.get('allow'),
+      body: await response.json(),
+    }).toEqual({
+      status: 405,
+      allow: allowed,
+      body: { error: `${path} takes ${allowed}, not ${method}` },
+    });
+  });
 });

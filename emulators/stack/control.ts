@@ -37,7 +37,13 @@ export function durationMs(body: unknown): number {
   return total;
 }
 
-async function route(stack: Stack, req: IncomingMessage): Promise<[number, unknown]> {
+/** The operations read with GET; every other is a POST (the clock's move, component actions). */
+const READS = ['/stack', '/health', '/clock'];
+
+async function route(
+  stack: Stack,
+  req: IncomingMessage,
+): Promise<[number, unknown] | [number, unknown, Record<string, string>]> {
   const path = new URL(req.url ?? '/', 'http://control').pathname;
   const body = req.method === 'POST' ? await readBody(req, 1024 * 1024) : undefined;
   const json = body?.length ? JSON.parse(body.toString('utf8')) : {};
@@ -52,6 +58,9 @@ async function route(stack: Stack, req: IncomingMessage): Promise<[number, unkno
   const action = /^\/components\/([\w-]+)\/([\w-]+)$/.exec(path);
   if (req.method === 'POST' && action)
     return [200, (await stack.action(action[1] as string, action[2] as string, json)) ?? null];
+  // A known operation by another method: which one it takes (HTTP's 405 with Allow), not "no such".
+  const allowed = READS.includes(path) ? 'GET' : path === '/clock/advance' || action ? 'POST' : undefined;
+  if (allowed) return [405, { error: `${path} takes ${allowed}, not ${req.method}` }, { allow: allowed }];
   return [404, { error: `no control operation ${req.method} ${path}` }];
 }
 
@@ -66,8 +75,8 @@ export async function startControlServer(port: number, stack: Stack) {
       return;
     }
     try {
-      const [status, body] = await route(stack, req);
-      sendJson(res, status, body);
+      const [status, body, headers] = await route(stack, req);
+      sendJson(res, status, body, headers);
     } catch (error) {
       const status =
         error instanceof NotFoundError
