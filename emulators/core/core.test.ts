@@ -247,7 +247,6 @@ describe('a hand-edited keys.json', () => {
       { identities: { functionApp: { principalId: 'p', clientId: 'c' } } },
       'identities.functionApp.header: Invalid input: expected string, received undefined',
     ],
-    ['a list', [], 'Invalid input: expected object, received array'],
   ])('with %s is refused, naming the field and keeping the file', async (_, edit, problem) => {
     const dir = freshDir();
     const stored = { ...(await loadSecrets(dir, topology)) };
@@ -258,6 +257,17 @@ describe('a hand-edited keys.json', () => {
       new Error(`${path}: ${problem}; correct it, or remove the entry to have a new key made`),
     );
     expect(readFileSync(path, 'utf8')).toBe(edited);
+  });
+
+  it('that is no object is refused as a whole', () => {
+    const dir = freshDir();
+    const path = join(dir, 'keys.json');
+    writeFileSync(path, '[]');
+    expect(() => openSecrets(dir, topology)).toThrow(
+      new Error(
+        `${path}: Invalid input: expected object, received array; correct it, or remove the file to have new keys made`,
+      ),
+    );
   });
 });
 

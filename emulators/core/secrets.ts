@@ -137,9 +137,9 @@ function checkStored(
   if (checked.success) return stored as StackSecrets;
   const [issue] = checked.error.issues;
   const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
-  throw new Error(
-    `${path}: ${where}${issue?.message}; correct it, or remove the entry to have a new key made`,
-  );
+  // Removed, an entry is made anew; the whole file too (every key then new).
+  const remedy = where ? 'remove the entry to have a new key made' : 'remove the file to have new keys made';
+  throw new Error(`${path}: ${where}${issue?.message}; correct it, or ${remedy}`);
 }
 
 /** Made on libuv's threads: the caller's thread goes on meanwhile. */
