@@ -112,6 +112,13 @@ describe('Cosmos DB trigger', () => {
     );
   });
 
+  it('puts a trigger whose leases would live in the container it follows in error, in the extension\'s words', () => {
+    expect(readLog(logFile).map((e) => e.message)).toContain(
+      "The 'ownLeases' function is in error: Microsoft.Azure.WebJobs.Host: Error indexing method 'Functions.ownLeases'. Microsoft.Azure.WebJobs.Extensions.CosmosDB: Cannot create container information for Tasks in database TasksDB with lease Tasks in database TasksDB : The monitored container cannot be the same as the container storing the leases. Microsoft.Azure.WebJobs.Extensions.CosmosDB: The monitored container cannot be the same as the container storing the leases.",
+    );
+    expect(readLog(logFile).some((e) => e.message.startsWith('own leases saw'))).toBe(false);
+  });
+
   it('refuses to start without a lease container unless asked to create it', async () => {
     await waitFor('the listener error', () =>
       readLog(logFile).some(

@@ -200,29 +200,41 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
 }
 
 /**
- * The extension's check as it indexes the trigger: a connection (or lease connection) neither set nor
- * given by `<name>__…` identity settings puts the function in error, in its words, wrapped as its
- * binding provider wraps them (the monitored and lease containers named).
+ * The extension's checks as it indexes the trigger (CosmosDBTriggerAttributeBindingProvider): a
+ * connection (or lease connection) neither set nor given by `<name>__…` identity settings, or a lease
+ * container that is the monitored one (its leases would be changes of the feed they follow), puts the
+ * function in error, in its words, wrapped as its binding provider wraps them.
  */
-function checkConnections(settings: Settings, trigger: TriggerBinding): void {
+function checkTrigger(settings: Settings, trigger: TriggerBinding): void {
+  const value = (property: unknown, otherwise = '') =>
+    property === undefined ? otherwise : resolveSettingReferences(String(property), settings);
   const connection = String(trigger.connection ?? '');
-  for (const name of [connection, String(trigger.leaseConnection ?? connection)]) {
-    if (connectionSetting(settings, name) || hasIdentitySettings(settings, name)) continue;
-    const value = (property: unknown, otherwise = '') =>
-      property === undefined ? otherwise : resolveSettingReferences(String(property), settings);
-    const database = value(trigger.databaseName);
-    const missing = `Cosmos DB connection configuration '${name}' does not exist. Make sure that it is a defined App Setting.`;
-    throw new IndexingError(
-      `Cannot create container information for ${value(trigger.containerName)} in database ${database} with lease ${value(trigger.leaseContainerName, 'leases')} in database ${value(trigger.leaseDatabaseName, database)} : ${missing} Microsoft.Azure.WebJobs.Extensions.CosmosDB: ${missing}`,
+  const leaseConnection = String(trigger.leaseConnection ?? connection);
+  const database = value(trigger.databaseName);
+  const container = value(trigger.containerName);
+  const lease = value(trigger.leaseContainerName, 'leases');
+  const leaseDatabase = value(trigger.leaseDatabaseName, database);
+  const refuse = (reason: string) =>
+    new IndexingError(
+      `Cannot create container information for ${container} in database ${database} with lease ${lease} in database ${leaseDatabase} : ${reason} Microsoft.Azure.WebJobs.Extensions.CosmosDB: ${reason}`,
       'Microsoft.Azure.WebJobs.Extensions.CosmosDB',
     );
+  for (const name of [connection, leaseConnection]) {
+    if (connectionSetting(settings, name) || hasIdentitySettings(settings, name)) continue;
+    throw refuse(
+      `Cosmos DB connection configuration '${name}' does not exist. Make sure that it is a defined App Setting.`,
+    );
   }
+  // The extension compares the setting names and the container names, ignoring case.
+  const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+  if (same(connection, leaseConnection) && same(database, leaseDatabase) && same(container, lease))
+    throw refuse('The monitored container cannot be the same as the container storing the leases.');
 }
 
 export const cosmosDBTrigger: TriggerKind = {
   type: 'cosmosDBTrigger',
   listen,
-  index: checkConnections,
+  index: checkTrigger,
   /** The admin input is the documents as a JSON array (or one document). */
   async adminInput(_host, _fn, trigger, input) {
     let documents: unknown;

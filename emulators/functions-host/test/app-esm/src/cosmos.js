@@ -61,3 +61,16 @@ app.cosmosDB('unconnected', {
   containerName: 'Tasks',
   handler: () => {},
 });
+
+// Leases kept in the monitored container itself: the extension cannot index it (each lease written
+// would be a change of the feed it follows).
+app.cosmosDB('ownLeases', {
+  connection: 'DocumentDbConnection',
+  databaseName: 'TasksDB',
+  containerName: 'Tasks',
+  leaseContainerName: 'Tasks',
+  createLeaseContainerIfNotExists: true,
+  handler: (documents, context) => {
+    for (const document of documents) context.log(`own leases saw ${document.id}`);
+  },
+});
