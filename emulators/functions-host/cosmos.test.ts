@@ -91,6 +91,21 @@ describe('Cosmos DB trigger', () => {
     await waitFor('the hourly run', () => readLog(logFile).some((e) => e.message === 'hourly h'));
   });
 
+  it('waits the default 5 s between polls when feedPollDelay is 0, as the extension does', async () => {
+    const leases = client.database('TasksDB').container('noPollDelayLeases');
+    await waitFor('the lease pinned', async () => {
+      const { resources } = await leases.items.readAll<{ ContinuationToken: string | null }>().fetchAll();
+      return resources.some((lease) => lease.ContinuationToken);
+    });
+    const seen = () => readLog(logFile).some((e) => e.message === 'no poll delay z');
+    await tasks.items.create({ id: 'z', Title: 'Z' });
+    // onTaskChange polls every 200 ms: once it has the change, a listener polling without pause had it too.
+    await waitFor('onTaskChange to see z', () => changed('z', 'Z').length === 1);
+    expect(seen()).toBe(false);
+    await host.advanceClock(5_000);
+    await waitFor('the run after the default delay', seen);
+  });
+
   it('resumes from the lease after a restart: changes made while down arrive, nothing repeats', async () => {
     await host.stop();
     await tasks.items.create({ id: 'c', Title: 'C' });

@@ -113,9 +113,10 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   // Loaded only for apps with a Cosmos DB function: the SDK costs a quarter of a second of start time.
   const { ChangeFeedStartFrom } = await import('@azure/cosmos');
   const { monitored, leases, prefix } = await containers(host, trigger);
-  const pollMs = Number(trigger.feedPollDelay ?? 5000);
-  const maxItemCount =
-    trigger.maxItemsPerInvocation === undefined ? undefined : Number(trigger.maxItemsPerInvocation);
+  // As the extension's listener: only a positive value replaces the processor's default (5 s; no limit).
+  const positive = (value: unknown) => (Number(value) > 0 ? Number(value) : undefined);
+  const pollMs = positive(trigger.feedPollDelay) ?? 5000;
+  const maxItemCount = positive(trigger.maxItemsPerInvocation);
   const ranges = await monitored.getFeedRanges();
   const pauses = new Pauses();
 

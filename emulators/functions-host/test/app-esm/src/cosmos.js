@@ -74,3 +74,16 @@ app.cosmosDB('ownLeases', {
     for (const document of documents) context.log(`own leases saw ${document.id}`);
   },
 });
+
+// A poll delay of 0 is no delay to the extension: the processor's default (5 s) applies.
+app.cosmosDB('noPollDelay', {
+  connection: 'DocumentDbConnection',
+  databaseName: 'TasksDB',
+  containerName: 'Tasks',
+  leaseContainerName: 'noPollDelayLeases',
+  createLeaseContainerIfNotExists: true,
+  feedPollDelay: 0,
+  handler: (documents, context) => {
+    for (const document of documents) context.log(`no poll delay ${document.id}`);
+  },
+});
