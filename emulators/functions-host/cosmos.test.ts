@@ -139,7 +139,7 @@ describe('Cosmos DB trigger', () => {
       readLog(logFile).some(
         (e) =>
           e.message ===
-          "The listener for function 'Functions.withoutLeases' was unable to start. Either the source container 'Tasks' (in database 'TasksDB') or the lease container 'absent' (in database 'TasksDB') does not exist. Both containers must exist before the listener starts. To automatically create the lease container, set 'CreateLeaseContainerIfNotExists' to 'true'.",
+          "The listener for function 'Functions.withoutLeases' was unable to start. Either the source container 'Tasks' (in database 'TasksDB')  or the lease container 'absent' (in database 'TasksDB') does not exist. Both containers must exist before the listener starts. To automatically create the lease container, set 'CreateLeaseContainerIfNotExists' to 'true'.",
       ),
     );
   });

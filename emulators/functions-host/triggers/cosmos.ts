@@ -44,9 +44,10 @@ async function containers(host: Host, trigger: TriggerBinding) {
     .client;
   const leaseDatabase = leaseClient.database(setting(host, trigger.leaseDatabaseName) ?? database);
   const leaseName = setting(host, trigger.leaseContainerName) ?? 'leases';
+  // The extension's text (CosmosDBTriggerListener.StartAsync), its two spaces before "or" included.
   const missing = () =>
     new Error(
-      `Either the source container '${monitored.id}' (in database '${database}') or the lease container '${leaseName}' (in database '${leaseDatabase.id}') does not exist. Both containers must exist before the listener starts. To automatically create the lease container, set 'CreateLeaseContainerIfNotExists' to 'true'.`,
+      `Either the source container '${monitored.id}' (in database '${database}')  or the lease container '${leaseName}' (in database '${leaseDatabase.id}') does not exist. Both containers must exist before the listener starts. To automatically create the lease container, set 'CreateLeaseContainerIfNotExists' to 'true'.`,
     );
   try {
     const source = await monitored.read().catch(() => undefined);
