@@ -1,6 +1,6 @@
 /** The Cosmos DB trigger against the stack's Cosmos emulator, written to with @azure/cosmos: change feed, leases, restart. */
 import { join } from 'node:path';
-import { type Container, CosmosClient } from '@azure/cosmos';
+import { ChangeFeedStartFrom, type Container, CosmosClient } from '@azure/cosmos';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testContext, testDataDir, waitFor } from '../core/testing.ts';
 import { NO_IDENTITY } from '../cosmos/testing.ts';
@@ -71,12 +71,39 @@ describe('Cosmos DB trigger', () => {
     expect(readLog(logFile).find((e) => e.message === warning)?.level).toBe('warning');
   });
 
-  it('creates the lease container and keeps one lease per partition key range', async () => {
-    const { resources } = await client.database('TasksDB').container('leases').items.readAll().fetchAll();
-    expect(resources).toHaveLength(1);
-    expect(resources[0]).toMatchObject({ LeaseToken: '0', Owner: hostId, version: 1 });
-    expect(resources[0]?.id).toMatch(/^127\.0\.0\.1:\d+_.+_.+\.\.0$/);
-    expect(resources[0]?.ContinuationToken).toEqual(expect.any(String));
+  it("keeps one lease per partition key range in the .NET change feed processor's shapes", async () => {
+    const { resource: database } = await client.database('TasksDB').read();
+    const { resource: container } = await tasks.read();
+    const prefix = `127.0.0.1_${database?._rid}_${container?._rid}`;
+    const leases = client.database('TasksDB').container('leases');
+    const stored = ({ _rid, _self, _etag, _attachments, _ts, ...document }: Record<string, unknown>) =>
+      document;
+    // The feed's ETag now, as a read from now answers it: the lease is past every change.
+    const now = await tasks.items
+      .getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Now() })
+      .readNext();
+    const etag = JSON.parse(now.continuationToken).Continuation[0].continuationToken;
+    expect(etag).toMatch(/^"\d+"$/);
+    // The run logged its documents before its lease moved: wait for the move.
+    await waitFor('the lease past every change', async () => {
+      const { resource } = await leases.item(`${prefix}..0`, `${prefix}..0`).read();
+      return resource?.ContinuationToken === etag;
+    });
+    const { resources } = await leases.items.readAll().fetchAll();
+    expect(resources.map(stored)).toEqual([
+      {
+        id: `${prefix}..0`,
+        version: 0,
+        LeaseToken: '0',
+        FeedRange: { Range: { min: '', max: 'FF' } },
+        Owner: hostId,
+        ContinuationToken: etag,
+        properties: {},
+        timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        Mode: 'IncrementalFeed',
+      },
+      { id: `${prefix}.info` },
+    ]);
   });
 
   it('waits its poll delay in stack time: moving the clock ends it', async () => {
@@ -121,13 +148,50 @@ describe('Cosmos DB trigger', () => {
     expect(changed('before-start', 'Early')).toHaveLength(1);
   });
 
+  it('takes over a lease as this host wrote it before (id with the port, the JS SDK token): nothing runs twice', async () => {
+    await host.stop();
+    const leases = client.database('TasksDB').container('leases');
+    const { resources } = await leases.items.readAll<{ id: string; ContinuationToken: string }>().fetchAll();
+    const lease = resources.find((document) => document.id.endsWith('..0'));
+    const { resource: container } = await tasks.read();
+    const port = new URL(cosmos.endpoints.cosmos as string).port;
+    const legacy = {
+      id: lease?.id.replace('127.0.0.1_', `127.0.0.1:${port}_`),
+      LeaseToken: '0',
+      FeedRange: { minInclusive: '', maxExclusive: 'FF' },
+      Owner: hostId,
+      ContinuationToken: JSON.stringify({
+        rid: container?._rid,
+        Continuation: [{ minInclusive: '', maxExclusive: 'FF', continuationToken: lease?.ContinuationToken }],
+      }),
+      timestamp: new Date().toISOString(),
+      version: 1,
+    };
+    for (const { id } of resources) await leases.item(id, id).delete();
+    await leases.items.create(legacy);
+    await tasks.items.create({ id: 'd', Title: 'D' });
+    await host.start();
+    await waitFor('the change made while down', () => changed('d', 'D').length === 1);
+    for (const [id, title] of [
+      ['c', 'C'],
+      ['a', 'A2'],
+      ['b', 'B'],
+      ['before-start', 'Early'],
+    ])
+      expect(changed(id as string, title as string)).toHaveLength(1);
+    await waitFor('the lease under its own id', async () => {
+      const { resource } = await leases.item(lease?.id as string, lease?.id as string).read();
+      return resource?.ContinuationToken?.startsWith('"');
+    });
+  });
+
   it("puts a trigger whose connection no setting names in error, in the extension's words", () => {
     expect(readLog(logFile).map((e) => e.message)).toContain(
       "The 'unconnected' function is in error: Microsoft.Azure.WebJobs.Host: Error indexing method 'Functions.unconnected'. Microsoft.Azure.WebJobs.Extensions.CosmosDB: Cannot create container information for Tasks in database TasksDB with lease leases in database TasksDB : Cosmos DB connection configuration 'NoSuchCosmos' does not exist. Make sure that it is a defined App Setting. Microsoft.Azure.WebJobs.Extensions.CosmosDB: Cosmos DB connection configuration 'NoSuchCosmos' does not exist. Make sure that it is a defined App Setting.",
     );
   });
 
-  it('puts a trigger whose leases would live in the container it follows in error, in the extension\'s words', () => {
+  it("puts a trigger whose leases would live in the container it follows in error, in the extension's words", () => {
     expect(readLog(logFile).map((e) => e.message)).toContain(
       "The 'ownLeases' function is in error: Microsoft.Azure.WebJobs.Host: Error indexing method 'Functions.ownLeases'. Microsoft.Azure.WebJobs.Extensions.CosmosDB: Cannot create container information for Tasks in database TasksDB with lease Tasks in database TasksDB : The monitored container cannot be the same as the container storing the leases. Microsoft.Azure.WebJobs.Extensions.CosmosDB: The monitored container cannot be the same as the container storing the leases.",
     );

@@ -3,10 +3,8 @@
  * partition key range through @azure/cosmos, with one lease document per range in the lease container
  * (`leaseContainerName`, default `leases`, partitioned by `/id`; created when
  * `createLeaseContainerIfNotExists`). A lease keeps the range's continuation, so a restarted host resumes
- * where it stopped. The lease document ids follow the change feed processor's
- * `<prefix><account>_<databaseRid>_<containerRid>..<range>`; the continuation stored is the JS SDK's
- * token (the .NET processor stores the bare LSN), so leases are not shared with a .NET host. As in the
- * extension, the lease advances after each batch whether the function succeeded or not. An outage of
+ * where it stopped. Leases are in the .NET change feed processor's shapes (`cosmos-leases.ts`), so a
+ * real Functions host can take them over. As in the extension, the lease advances after each batch whether the function succeeded or not. An outage of
  * Cosmos DB pauses a range (logged with the extension's words) until its lease can be taken again.
  */
 import type { Container, FeedRange } from '@azure/cosmos';
@@ -21,16 +19,15 @@ import type { RegisteredFunction } from '../core-api.ts';
 import { type Host, IndexingError, type Listener, type TriggerBinding, type TriggerKind } from '../host.ts';
 import { Outage, Pauses } from '../listeners.ts';
 import { invokeWithRetries } from '../retry.ts';
-
-interface Lease {
-  id: string;
-  LeaseToken: string;
-  FeedRange: unknown;
-  Owner: string;
-  ContinuationToken: string | null;
-  timestamp: string;
-  version: number;
-}
+import {
+  acquire,
+  continuationOf,
+  etagOf,
+  type Lease,
+  leasePrefix,
+  markInitialized,
+  save,
+} from './cosmos-leases.ts';
 
 const setting = (host: Host, value: unknown) =>
   value === undefined ? undefined : resolveSettingReferences(String(value), host.settings);
@@ -63,43 +60,18 @@ async function containers(host: Host, trigger: TriggerBinding) {
       if (!(await leases.read().catch(() => undefined))?.resource) throw missing();
     }
     const { resource: db } = await monitored.database.read();
-    const prefix = `${setting(host, trigger.leaseContainerPrefix) ?? ''}${new URL(account.endpoint).host}_${db?._rid}_${source.resource._rid}`;
-    return { monitored, leases, prefix };
+    const rid = source.resource._rid;
+    const ownPrefix = setting(host, trigger.leaseContainerPrefix) ?? '';
+    const prefix = leasePrefix(ownPrefix, account.endpoint, db?._rid ?? '', rid);
+    // Before leases took .NET's shapes their ids kept the endpoint's port.
+    const legacyPrefix = `${ownPrefix}${new URL(account.endpoint).host}_${db?._rid}_${rid}`;
+    return { monitored, leases, prefix, legacyPrefix, rid };
   } catch (error) {
     // The host retries a failed start: each attempt must not leave its clients' timers behind.
     account.client.dispose();
     leaseClient.dispose();
     throw error;
   }
-}
-
-async function acquire(
-  leases: Container,
-  id: string,
-  range: FeedRange,
-  owner: string,
-  clock: Host['clock'],
-): Promise<Lease> {
-  const { resource } = await leases.item(id, id).read<Lease>();
-  const lease: Lease = {
-    id,
-    LeaseToken: id.slice(id.lastIndexOf('..') + 2),
-    FeedRange: range,
-    ContinuationToken: null,
-    version: 1,
-    ...resource,
-    Owner: owner,
-    timestamp: clock.date().toISOString(),
-  };
-  await leases.items.upsert(lease);
-  return lease;
-}
-
-/** Takes the lease again after an outage, with what this host last knew of it (newer than the stored one). */
-async function renew(leases: Container, lease: Lease, clock: Host['clock']): Promise<Lease> {
-  lease.timestamp = clock.date().toISOString();
-  await leases.items.upsert(lease);
-  return lease;
 }
 
 async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBinding): Promise<Listener> {
@@ -113,18 +85,19 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     );
   // Loaded only for apps with a Cosmos DB function: the SDK costs a quarter of a second of start time.
   const { ChangeFeedStartFrom } = await import('@azure/cosmos');
-  const { monitored, leases, prefix } = await containers(host, trigger);
+  const { monitored, leases, prefix, legacyPrefix, rid } = await containers(host, trigger);
   // As the extension's listener: only a positive value replaces the processor's default (5 s; no limit).
   const positive = (value: unknown) => (Number(value) > 0 ? Number(value) : undefined);
   const pollMs = positive(trigger.feedPollDelay) ?? 5000;
   const maxItemCount = positive(trigger.maxItemsPerInvocation);
   const ranges = await monitored.getFeedRanges();
+  const { resources: rangeIds } = await monitored.readPartitionKeyRanges().fetchAll();
   const pauses = new Pauses();
 
   /** Reads one range's feed from its lease until stopped; throws when the store fails. */
   const follow = async (lease: Lease, range: FeedRange, outage: Outage) => {
     const changeFeedStartFrom = lease.ContinuationToken
-      ? ChangeFeedStartFrom.Continuation(lease.ContinuationToken)
+      ? ChangeFeedStartFrom.Continuation(continuationOf(rid, range, lease.ContinuationToken))
       : startTime
         ? ChangeFeedStartFrom.Time(new Date(startTime), range)
         : trigger.startFromBeginning === true
@@ -137,8 +110,8 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
       if (page.statusCode === 304 || page.result.length === 0) {
         // Pin a lease that starts "now" to where now was, so changes made while the host is down are not lost.
         if (!lease.ContinuationToken && page.continuationToken) {
-          lease.ContinuationToken = page.continuationToken;
-          await leases.items.upsert(lease);
+          lease.ContinuationToken = etagOf(page.continuationToken);
+          await save(leases, lease, host.clock);
         }
         await pauses.pause(pollMs, host.clock);
         continue;
@@ -158,9 +131,8 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
           `Lease ${lease.LeaseToken} encountered an unhandled user exception during processing.`,
         );
       // Advanced in memory first: if saving it fails, the retry saves it rather than run the batch again.
-      lease.ContinuationToken = page.continuationToken;
-      lease.timestamp = host.clock.date().toISOString();
-      await leases.items.upsert(lease);
+      lease.ContinuationToken = etagOf(page.continuationToken);
+      await save(leases, lease, host.clock);
     }
   };
 
@@ -169,8 +141,10 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
    * waits with backoff, takes its lease again and reads on from it, as the extension's processor does.
    */
   const pump = async (range: FeedRange, index: number) => {
-    const id = `${prefix}..${index}`;
-    const token = id.slice(id.lastIndexOf('..') + 2);
+    // A lease is named after its partition key range's id (this host named it by the range's index).
+    const token =
+      rangeIds.find((pkRange) => pkRange.minInclusive === range.minInclusive)?.id ?? String(index);
+    const ids = { id: `${prefix}..${token}`, legacyId: `${legacyPrefix}..${index}` };
     const outage = new Outage({
       down: (error, failures, retryInMs) =>
         host.logs.host(
@@ -182,9 +156,12 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     let lease: Lease | undefined;
     while (!pauses.stopped) {
       try {
+        // After an outage, with what this host last knew of it (newer than the stored one).
         lease = lease
-          ? await renew(leases, lease, host.clock)
-          : await acquire(leases, id, range, host.hostId, host.clock);
+          ? await save(leases, lease, host.clock)
+          : await acquire(leases, ids, range, host.hostId, host.clock);
+        leased.add(index);
+        if (leased.size === ranges.length) await markInitialized(leases, prefix);
         await follow(lease, range, outage);
       } catch (error) {
         if (!pauses.stopped) await pauses.pause(outage.failed(error));
@@ -192,6 +169,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     }
   };
 
+  const leased = new Set<number>();
   const pumps = ranges.map((range, index) => pump(range, index));
   return {
     async stop() {
