@@ -106,6 +106,17 @@ describe('Cosmos DB trigger', () => {
     ]);
   });
 
+  it('creates the lease container in a database of its own, the database too', async () => {
+    await waitFor('the run with leases in LeasesDB', () =>
+      readLog(logFile).some((e) => e.message === 'own lease database saw before-start'),
+    );
+    const { resources } = await client.database('LeasesDB').container('leases').items.readAll().fetchAll();
+    expect(resources.map((lease) => lease.id)).toEqual([
+      expect.stringMatching(/\.\.0$/),
+      expect.stringMatching(/\.info$/),
+    ]);
+  });
+
   it('waits its poll delay in stack time: moving the clock ends it', async () => {
     // The listener starts "now": once its lease holds a continuation, it has read and is waiting an hour.
     const leases = client.database('TasksDB').container('hourlyLeases');

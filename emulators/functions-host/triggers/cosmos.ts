@@ -51,6 +51,8 @@ async function containers(host: Host, trigger: TriggerBinding) {
     if (!source?.resource) throw missing();
     let leases: Container;
     if (trigger.createLeaseContainerIfNotExists === true) {
+      // Its database too, as the extension creates them (CosmosDBUtility.CreateDatabaseAndCollectionIfNotExistAsync).
+      await leaseClient.databases.createIfNotExists({ id: leaseDatabase.id });
       ({ container: leases } = await leaseDatabase.containers.createIfNotExists({
         id: leaseName,
         partitionKey: '/id',

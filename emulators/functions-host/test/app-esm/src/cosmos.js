@@ -87,3 +87,17 @@ app.cosmosDB('noPollDelay', {
     for (const document of documents) context.log(`no poll delay ${document.id}`);
   },
 });
+
+// Leases in a database of their own, which the extension creates with the container.
+app.cosmosDB('ownLeaseDatabase', {
+  connection: 'DocumentDbConnection',
+  databaseName: 'TasksDB',
+  containerName: 'Tasks',
+  leaseDatabaseName: 'LeasesDB',
+  createLeaseContainerIfNotExists: true,
+  startFromBeginning: true,
+  feedPollDelay: 200,
+  handler: (documents, context) => {
+    for (const document of documents) context.log(`own lease database saw ${document.id}`);
+  },
+});
