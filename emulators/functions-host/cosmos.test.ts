@@ -106,11 +106,16 @@ describe('Cosmos DB trigger', () => {
     ]);
   });
 
-  it('creates the lease container in a database of its own, the database too', async () => {
+  it('creates the lease container in a database of its own, the database too, with time to live on', async () => {
     await waitFor('the run with leases in LeasesDB', () =>
       readLog(logFile).some((e) => e.message === 'own lease database saw before-start'),
     );
-    const { resources } = await client.database('LeasesDB').container('leases').items.readAll().fetchAll();
+    const leases = client.database('LeasesDB').container('leases');
+    expect((await leases.read()).resource).toMatchObject({
+      partitionKey: { paths: ['/id'] },
+      defaultTtl: -1,
+    });
+    const { resources } = await leases.items.readAll().fetchAll();
     expect(resources.map((lease) => lease.id)).toEqual([
       expect.stringMatching(/\.\.0$/),
       expect.stringMatching(/\.info$/),

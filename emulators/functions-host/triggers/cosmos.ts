@@ -53,9 +53,11 @@ async function containers(host: Host, trigger: TriggerBinding) {
     if (trigger.createLeaseContainerIfNotExists === true) {
       // Its database too, as the extension creates them (CosmosDBUtility.CreateDatabaseAndCollectionIfNotExistAsync).
       await leaseClient.databases.createIfNotExists({ id: leaseDatabase.id });
+      // Time to live on with no default, as the extension sets it (each item may then carry its own).
       ({ container: leases } = await leaseDatabase.containers.createIfNotExists({
         id: leaseName,
         partitionKey: '/id',
+        defaultTtl: -1,
       }));
     } else {
       leases = leaseDatabase.container(leaseName);
