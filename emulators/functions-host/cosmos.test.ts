@@ -122,6 +122,22 @@ describe('Cosmos DB trigger', () => {
     ]);
   });
 
+  it('triggers one function of two that share a lease container and prefix, as Azure does, and says so', async () => {
+    const saw = (name: string) => readLog(logFile).some((e) => e.message === `${name} saw before-start`);
+    await waitFor(
+      'ownPrefix and one of the two',
+      () => saw('ownPrefix') && (saw('sharedLeasesA') || saw('sharedLeasesB')),
+    );
+    const [winner, loser] = saw('sharedLeasesA')
+      ? ['sharedLeasesA', 'sharedLeasesB']
+      : ['sharedLeasesB', 'sharedLeasesA'];
+    const warning = `Lease 0 of 'Functions.${loser}' is held by 'Functions.${winner}': both follow Tasks with the same lease container and prefix, so only one of them is triggered, as in Azure. Give each function its own leaseContainerPrefix.`;
+    await waitFor('the warning', () =>
+      readLog(logFile).some((e) => e.message === warning && e.level === 'warning'),
+    );
+    expect(saw(loser)).toBe(false);
+  });
+
   it('waits its poll delay in stack time: moving the clock ends it', async () => {
     // The listener starts "now": once its lease holds a continuation, it has read and is waiting an hour.
     const leases = client.database('TasksDB').container('hourlyLeases');

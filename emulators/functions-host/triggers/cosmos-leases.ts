@@ -93,3 +93,20 @@ export async function markInitialized(leases: Container, prefix: string): Promis
   const id = `${prefix}.info`;
   await leases.items.upsert({ id });
 }
+
+/** The leases this host's listeners hold, by lease container and lease id: the function holding each. */
+const held = new Map<string, string>();
+
+/**
+ * Takes a lease for a function unless another of this host's functions holds it, and then answers that
+ * one. In Azure two functions that share a lease container and prefix compete for the same leases, so
+ * only one of them is triggered for a range (each listener is a processor instance of its own).
+ */
+export function claim(key: string, functionName: string): string | undefined {
+  const holder = held.get(key);
+  if (holder !== undefined && holder !== functionName) return holder;
+  held.set(key, functionName);
+  return undefined;
+}
+
+export const release = (key: string) => held.delete(key);

@@ -21,11 +21,13 @@ import { Outage, Pauses } from '../listeners.ts';
 import { invokeWithRetries } from '../retry.ts';
 import {
   acquire,
+  claim,
   continuationOf,
   etagOf,
   type Lease,
   leasePrefix,
   markInitialized,
+  release,
   save,
 } from './cosmos-leases.ts';
 
@@ -37,8 +39,8 @@ async function containers(host: Host, trigger: TriggerBinding) {
   const database = setting(host, trigger.databaseName) ?? '';
   const account = await newCosmosClient(host.settings, connection);
   const monitored = account.client.database(database).container(setting(host, trigger.containerName) ?? '');
-  const leaseClient = (await newCosmosClient(host.settings, String(trigger.leaseConnection ?? connection)))
-    .client;
+  const leaseAccount = await newCosmosClient(host.settings, String(trigger.leaseConnection ?? connection));
+  const leaseClient = leaseAccount.client;
   const leaseDatabase = leaseClient.database(setting(host, trigger.leaseDatabaseName) ?? database);
   const leaseName = setting(host, trigger.leaseContainerName) ?? 'leases';
   // The extension's text (CosmosDBTriggerListener.StartAsync), its two spaces before "or" included.
@@ -69,7 +71,14 @@ async function containers(host: Host, trigger: TriggerBinding) {
     const prefix = leasePrefix(ownPrefix, account.endpoint, db?._rid ?? '', rid);
     // Before leases took .NET's shapes their ids kept the endpoint's port.
     const legacyPrefix = `${ownPrefix}${new URL(account.endpoint).host}_${db?._rid}_${rid}`;
-    return { monitored, leases, prefix, legacyPrefix, rid };
+    return {
+      monitored,
+      leases,
+      leasesUrl: `${leaseAccount.endpoint}${leases.url}`,
+      prefix,
+      legacyPrefix,
+      rid,
+    };
   } catch (error) {
     // The host retries a failed start: each attempt must not leave its clients' timers behind.
     account.client.dispose();
@@ -89,7 +98,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     );
   // Loaded only for apps with a Cosmos DB function: the SDK costs a quarter of a second of start time.
   const { ChangeFeedStartFrom } = await import('@azure/cosmos');
-  const { monitored, leases, prefix, legacyPrefix, rid } = await containers(host, trigger);
+  const { monitored, leases, leasesUrl, prefix, legacyPrefix, rid } = await containers(host, trigger);
   // As the extension's listener: only a positive value replaces the processor's default (5 s; no limit).
   const positive = (value: unknown) => (Number(value) > 0 ? Number(value) : undefined);
   const pollMs = positive(trigger.feedPollDelay) ?? 5000;
@@ -157,6 +166,15 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
         ),
       up: () => host.logs.host('information', `Lease ${token} was acquired to start processing.`),
     });
+    const key = `${leasesUrl}/${ids.id}`;
+    const holder = claim(key, fn.name);
+    if (holder !== undefined) {
+      host.logs.host(
+        'warning',
+        `Lease ${token} of 'Functions.${fn.name}' is held by 'Functions.${holder}': both follow ${monitored.id} with the same lease container and prefix, so only one of them is triggered, as in Azure. Give each function its own leaseContainerPrefix.`,
+      );
+      return;
+    }
     let lease: Lease | undefined;
     while (!pauses.stopped) {
       try {
@@ -171,6 +189,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
         if (!pauses.stopped) await pauses.pause(outage.failed(error));
       }
     }
+    release(key);
   };
 
   const leased = new Set<number>();

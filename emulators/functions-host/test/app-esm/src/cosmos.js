@@ -101,3 +101,23 @@ app.cosmosDB('ownLeaseDatabase', {
     for (const document of documents) context.log(`own lease database saw ${document.id}`);
   },
 });
+
+// Two functions on one lease container with one prefix compete for its leases; a third has its own prefix.
+for (const [name, prefix] of [
+  ['sharedLeasesA', undefined],
+  ['sharedLeasesB', undefined],
+  ['ownPrefix', 'own'],
+])
+  app.cosmosDB(name, {
+    connection: 'DocumentDbConnection',
+    databaseName: 'TasksDB',
+    containerName: 'Tasks',
+    leaseContainerName: 'sharedLeases',
+    leaseContainerPrefix: prefix,
+    createLeaseContainerIfNotExists: true,
+    startFromBeginning: true,
+    feedPollDelay: 200,
+    handler: (documents, context) => {
+      for (const document of documents) context.log(`${name} saw ${document.id}`);
+    },
+  });
