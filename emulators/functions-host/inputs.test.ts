@@ -109,6 +109,14 @@ describe('Cosmos DB input (input.cosmosDB)', () => {
     expect(await get('readTask?id=nobody')).toEqual({ status: 200, body: { kind: 'undefined', task: null } });
   });
 
+  it('finds no document by id alone in a partitioned container, as the extension reads with PartitionKey.None', async () => {
+    await tasks.items.create({ id: 'task-2', Title: 'Needs its key' });
+    expect(await get('readTaskWithoutKey?id=task-2')).toEqual({
+      status: 200,
+      body: { kind: 'undefined', task: null },
+    });
+  });
+
   it('runs sqlQuery with binding values as SQL parameters (a value cannot change the query)', async () => {
     await tasks.items.create({ id: 'q-2', Title: 'Same' });
     await tasks.items.create({ id: 'q-1', Title: 'Same' });
@@ -122,6 +130,48 @@ describe('Cosmos DB input (input.cosmosDB)', () => {
     });
     const injection = encodeURIComponent('x" OR 1=1 OR c.Title = "');
     expect(await get(`tasks/by-title/${injection}`)).toEqual({ status: 200, body: [] });
+  });
+});
+
+describe('Cosmos DB output (output.cosmosDB)', () => {
+  const post = async (path: string, body: unknown) =>
+    (await fetch(`${host.endpoints.baseUrl}/api/${path}`, { method: 'POST', body: JSON.stringify(body) }))
+      .status;
+  const title = async (id: string) => (await tasks.item(id, id).read()).resource?.Title;
+
+  it('upserts each document of an array: an existing id is replaced, not refused', async () => {
+    expect(
+      await post('saveTasks', [
+        { id: 'o-1', Title: 'One' },
+        { id: 'o-2', Title: 'Two' },
+      ]),
+    ).toBe(201);
+    expect([await title('o-1'), await title('o-2')]).toEqual(['One', 'Two']);
+    expect(await post('saveTasks', { id: 'o-1', Title: 'Replaced' })).toBe(201);
+    expect(await title('o-1')).toBe('Replaced');
+  });
+
+  it('generates no id, as the extension 4.x: a document without one fails the run and is not written', async () => {
+    expect(await post('saveTasks', { Title: 'No id' })).toBe(500);
+    const { resources } = await tasks.items
+      .query({ query: 'SELECT * FROM c WHERE c.Title = @t', parameters: [{ name: '@t', value: 'No id' }] })
+      .fetchAll();
+    expect(resources).toEqual([]);
+  });
+
+  it("creates a missing container only with createIfNotExists, else fails in the extension's words", async () => {
+    expect(await post('saveToNewContainer', { id: 'n-1' })).toBe(201);
+    const created = client.database('NewDB').container('saveToNewContainer');
+    expect((await created.item('n-1', 'n-1').read()).resource?.id).toBe('n-1');
+    expect((await created.read()).resource?.partitionKey?.paths).toEqual(['/id']);
+    expect(await post('saveToMissingContainer', { id: 'm-1' })).toBe(500);
+    await waitFor('the reason in the log', () =>
+      readLog(logFile).some((e) =>
+        e.message.includes(
+          "The container 'saveToMissingContainer' (in database 'NewDB') does not exist. To automatically create the container, set 'CreateIfNotExists' to 'true'.",
+        ),
+      ),
+    );
   });
 });
 

@@ -94,3 +94,10 @@ export function sqlQuery(
   );
   return { query, parameters: [...parameters].map(([name, value]) => ({ name, value })) };
 }
+
+/** A binding's property resolver: its expressions resolved against the (lazily built) binding data; an absent property stays undefined. */
+export const propertyResolver =
+  (bindingData: () => Record<string, unknown>, settings: Settings, now: () => Date) => (template: unknown) =>
+    template === undefined || template === null
+      ? undefined
+      : resolveExpression(String(template), bindingData(), settings, now());

@@ -10,7 +10,7 @@ import type { BindingInfo, RegisteredFunction, RpcParameterBinding, RpcTypedData
 import { perFunction } from '../host.ts';
 import type { BindingData, InputReader } from '../invoke.ts';
 import { splitBlobPath } from './data.ts';
-import { resolveExpression, sqlQuery } from './expressions.ts';
+import { propertyResolver, sqlQuery } from './expressions.ts';
 
 /** Input binding types this host reads (lower case). */
 export const INPUT_TYPES = ['blob', 'cosmosdb'];
@@ -68,10 +68,7 @@ export function inputReader(settings: Settings, clock: StackClock): InputReader 
   return async (fn: RegisteredFunction, bindingData: BindingData) => {
     const inputs: RpcParameterBinding[] = [];
     for (const [name, binding] of inputsOf(fn)) {
-      const resolve = (template: unknown) =>
-        template === undefined || template === null
-          ? undefined
-          : resolveExpression(String(template), bindingData(), settings, clock.date());
+      const resolve = propertyResolver(bindingData, settings, () => clock.date());
       const type = binding.type.toLowerCase();
       let data: RpcTypedData;
       if (type === 'blob') data = await readBlob(binding, settings, resolve(binding.path) ?? '');

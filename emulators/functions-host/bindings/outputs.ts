@@ -1,6 +1,6 @@
 /**
- * Output bindings the host writes after a successful invocation: blob (`storageBlob` output) and Event
- * Grid (`eventGrid` output). The HTTP output is the HTTP layer's; other binding types fail the
+ * Output bindings the host writes after a successful invocation: blob (`storageBlob` output), Event
+ * Grid (`eventGrid` output) and Cosmos DB (`cosmosDB` output). The HTTP output is the HTTP layer's; other binding types fail the
  * invocation with a clear message rather than silently dropping data.
  */
 import type { StackClock } from '../../core/clock.ts';
@@ -8,9 +8,10 @@ import { blobService, type Settings } from '../connections.ts';
 import type { BindingInfo, RegisteredFunction, RpcInvocationResponse, RpcTypedData } from '../core-api.ts';
 import { perFunction } from '../host.ts';
 import type { BindingData, OutputWriter } from '../invoke.ts';
+import { writeCosmos } from './cosmos-output.ts';
 import { splitBlobPath, typedDataBytes } from './data.ts';
 import { publishEvents } from './eventgrid.ts';
-import { resolveExpression } from './expressions.ts';
+import { propertyResolver } from './expressions.ts';
 import { INPUT_TYPES } from './inputs.ts';
 
 function outputValue(name: string, response: RpcInvocationResponse): RpcTypedData | undefined {
@@ -34,12 +35,12 @@ async function writeBlob(binding: BindingInfo, data: RpcTypedData, settings: Set
   await containerClient.getBlockBlobClient(blob).upload(content, content.length);
 }
 
-/** Bindings of `fn` this host does not serve: outputs other than http, blob, eventGrid; inputs other than blob, cosmosDB. */
+/** Bindings of `fn` this host does not serve: outputs other than http, blob, eventGrid, cosmosDB; inputs other than blob, cosmosDB. */
 export function unsupportedBindings(fn: RegisteredFunction): string[] {
   return Object.entries(fn.bindings)
     .filter(([, binding]) =>
       binding.direction === 'out'
-        ? !['http', 'blob', 'eventgrid'].includes(binding.type.toLowerCase())
+        ? !['http', 'blob', 'eventgrid', 'cosmosdb'].includes(binding.type.toLowerCase())
         : !/trigger$/i.test(binding.type) && !INPUT_TYPES.includes(binding.type.toLowerCase()),
     )
     .map(([name, binding]) => `${name} (${binding.type}, ${binding.direction})`);
@@ -59,11 +60,13 @@ export function outputWriter(settings: Settings, clock: StackClock, stopping: Ab
       const type = binding.type.toLowerCase();
       const data = outputValue(name, response);
       if (data === undefined) continue;
+      const resolve = propertyResolver(bindingData, settings, () => clock.date());
       if (type === 'blob') {
-        const path = resolveExpression(String(binding.path ?? ''), bindingData(), settings, clock.date());
-        await writeBlob(binding, data, settings, path);
+        await writeBlob(binding, data, settings, resolve(binding.path) ?? '');
       } else if (type === 'eventgrid') {
         await publishEvents(binding, data, settings, stopping);
+      } else if (type === 'cosmosdb') {
+        await writeCosmos(binding, data, settings, resolve);
       } else {
         throw new Error(`output binding type '${binding.type}' (${name}) is not supported by this host`);
       }

@@ -1,4 +1,4 @@
-import { app, input } from '@azure/functions';
+import { app, input, output } from '@azure/functions';
 
 /** What an input value is, since JSON cannot say `undefined`. */
 const kind = (value) =>
@@ -43,6 +43,17 @@ app.http('readTask', {
   },
 });
 
+// No partitionKey: the extension reads with PartitionKey.None, which finds no document of a container
+// partitioned by /id.
+const taskWithoutKey = input.cosmosDB({ ...cosmos, id: '{Query.id}' });
+app.http('readTaskWithoutKey', {
+  extraInputs: [taskWithoutKey],
+  handler: (_request, context) => {
+    const value = context.extraInputs.get(taskWithoutKey);
+    return { jsonBody: { kind: kind(value), task: value ?? null } };
+  },
+});
+
 const byTitle = input.cosmosDB({
   ...cosmos,
   sqlQuery: 'SELECT c.id, c.Title FROM c WHERE c.Title = {title} ORDER BY c.id',
@@ -58,3 +69,36 @@ app.http('readTable', {
   extraInputs: [table],
   handler: () => ({ body: 'never runs' }),
 });
+
+// Cosmos DB output: the request's JSON body (one document or an array) written to TasksDB/Tasks.
+const saved = output.cosmosDB({ ...cosmos });
+app.http('saveTasks', {
+  methods: ['POST'],
+  extraOutputs: [saved],
+  handler: async (request, context) => {
+    context.extraOutputs.set(saved, await request.json());
+    return { status: 201 };
+  },
+});
+
+// A container no one created: written only with createIfNotExists.
+for (const [name, createIfNotExists] of [
+  ['saveToNewContainer', true],
+  ['saveToMissingContainer', false],
+]) {
+  const target = output.cosmosDB({
+    connection: 'DocumentDbConnection',
+    databaseName: 'NewDB',
+    containerName: name,
+    createIfNotExists,
+    partitionKey: '/id',
+  });
+  app.http(name, {
+    methods: ['POST'],
+    extraOutputs: [target],
+    handler: async (request, context) => {
+      context.extraOutputs.set(target, await request.json());
+      return { status: 201 };
+    },
+  });
+}
