@@ -30,6 +30,7 @@ beforeAll(async () => {
   const { database } = await client.databases.createIfNotExists({ id: 'TasksDB' });
   ({ container: tasks } = await database.containers.createIfNotExists({ id: 'Tasks', partitionKey: '/id' }));
   await tasks.items.create({ id: 'before-start', Title: 'Early' });
+  await database.containers.createIfNotExists({ id: 'Doomed', partitionKey: '/id' });
   const settings = {
     AzureWebJobsSecretStorageType: 'files',
     DocumentDbConnection: `AccountEndpoint=${endpoint};AccountKey=${secrets.cosmosKey};`,
@@ -163,6 +164,20 @@ describe('Cosmos DB trigger', () => {
     expect(seen()).toBe(false);
     await host.advanceClock(5_000);
     await waitFor('the run after the default delay', seen);
+  });
+
+  it("tells an answer of Cosmos DB other than a timeout or unavailability from an outage, as the extension's health monitor", async () => {
+    const leases = client.database('TasksDB').container('doomedLeases');
+    await waitFor('the doomed lease pinned', async () => {
+      const { resources } = await leases.items.readAll<{ ContinuationToken: string | null }>().fetchAll();
+      return resources.some((lease) => lease.ContinuationToken);
+    });
+    await client.database('TasksDB').container('Doomed').delete();
+    const error = () =>
+      readLog(logFile).find((e) => e.message.startsWith('Lease 0 experienced an error during processing. '));
+    await waitFor("the extension's error", () => error() !== undefined);
+    expect(error()?.level).toBe('error');
+    expect(error()?.message).toMatch(/ \(retry 1 in \d+ s\)$/);
   });
 
   it('resumes from the lease after a restart: changes made while down arrive, nothing repeats', async () => {

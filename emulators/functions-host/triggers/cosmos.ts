@@ -159,11 +159,22 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
       rangeIds.find((pkRange) => pkRange.minInclusive === range.minInclusive)?.id ?? String(index);
     const ids = { id: `${prefix}..${token}`, legacyId: `${legacyPrefix}..${index}` };
     const outage = new Outage({
-      down: (error, failures, retryInMs) =>
-        host.logs.host(
-          'warning',
-          `Lease ${token} experiencing transient connectivity issues. ${error.message} (retry ${failures} in ${Math.round(retryInMs / 1000)} s)`,
-        ),
+      down: (error, failures, retryInMs) => {
+        const retry = `(retry ${failures} in ${Math.round(retryInMs / 1000)} s)`;
+        // As the extension's health monitor tells them apart: a timeout or an unavailable (or unreachable)
+        // store is transient; any other answer of Cosmos DB (401, 403, 404 …) is an error.
+        const status = (error as { code?: unknown }).code;
+        if (typeof status === 'number' && status !== 408 && status !== 503)
+          host.logs.host(
+            'error',
+            `Lease ${token} experienced an error during processing. ${error.message} ${retry}`,
+          );
+        else
+          host.logs.host(
+            'warning',
+            `Lease ${token} experiencing transient connectivity issues. ${error.message} ${retry}`,
+          );
+      },
       up: () => host.logs.host('information', `Lease ${token} was acquired to start processing.`),
     });
     const key = `${leasesUrl}/${ids.id}`;

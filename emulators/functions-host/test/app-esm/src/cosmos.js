@@ -81,3 +81,11 @@ for (const [name, prefix] of [
     startFromBeginning: true,
     feedPollDelay: 200,
   });
+
+// A container the test deletes while its listener runs.
+follow('onDoomed', 'doomed saw', {
+  containerName: 'Doomed',
+  leaseContainerName: 'doomedLeases',
+  createLeaseContainerIfNotExists: true,
+  feedPollDelay: 200,
+});
