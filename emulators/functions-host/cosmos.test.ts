@@ -59,7 +59,9 @@ describe('Cosmos DB trigger', () => {
     const executing = readLog(logFile).find(
       (e) => e.function === 'onTaskChange' && e.message.startsWith('Executing'),
     );
-    expect(executing?.message).toMatch(/Reason='New changes on container Tasks at \d{4}-/);
+    expect(executing?.message).toMatch(
+      /Reason='New changes on container Tasks at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}Z'/,
+    );
   });
 
   it("moves its lease past a batch whose run failed, with the extension's warning: no retry", async () => {

@@ -129,7 +129,9 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
         await pauses.pause(pollMs, host.clock);
         continue;
       }
-      const reason = `New changes on container ${monitored.id} at ${host.clock.date().toISOString()}`;
+      // The extension's reason, its time as .NET's round-trip ("o") format writes it: seven decimals.
+      const now = host.clock.date().toISOString().replace(/Z$/, '0000Z');
+      const reason = `New changes on container ${monitored.id} at ${now}`;
       const input = {
         inputData: [{ name: trigger.name, data: { json: JSON.stringify(page.result) } }],
         reason,
