@@ -4,8 +4,9 @@
  * (`leaseContainerName`, default `leases`, partitioned by `/id`; created when
  * `createLeaseContainerIfNotExists`). A lease keeps the range's continuation, so a restarted host resumes
  * where it stopped. Leases are in the .NET change feed processor's shapes (`cosmos-leases.ts`), so a
- * real Functions host can take them over. As in the extension, the lease advances after each batch whether the function succeeded or not. An outage of
- * Cosmos DB pauses a range (logged with the extension's words) until its lease can be taken again.
+ * real Functions host can take them over. As in the extension, the lease advances after each batch
+ * whether the function succeeded or not. An outage of Cosmos DB pauses a range (logged with the
+ * extension's words) until its lease can be taken again.
  */
 import type { Container, FeedRange } from '@azure/cosmos';
 import {
