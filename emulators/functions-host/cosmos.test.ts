@@ -184,6 +184,9 @@ describe('Cosmos DB trigger', () => {
 
   it('resumes from the lease after a restart: changes made while down arrive, nothing repeats', async () => {
     await host.stop();
+    // Released as it stopped, as the change feed processor releases its leases: no owner.
+    const { resources } = await client.database('TasksDB').container('leases').items.readAll().fetchAll();
+    expect(resources.filter((lease) => 'Owner' in lease).map((lease) => lease.Owner)).toEqual([null]);
     await tasks.items.create({ id: 'c', Title: 'C' });
     await tasks.items.upsert({ id: 'a', Title: 'A2' });
     // The stop ended the retries of the listener that cannot start (below) without being killed.

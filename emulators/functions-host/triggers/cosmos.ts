@@ -204,6 +204,12 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
       }
     }
     release(key);
+    // A stopping processor releases its leases (no owner), so the next host takes them at once; one
+    // that cannot be released now (Cosmos DB just failed) expires, as in Azure.
+    if (lease && outage.failures === 0) {
+      lease.Owner = null;
+      await save(leases, lease, host.clock).catch(() => undefined);
+    }
   };
 
   const leased = new Set<number>();
