@@ -103,7 +103,7 @@ describe('Cosmos DB trigger', () => {
         ContinuationToken: etag,
         properties: {},
         timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
-        Mode: 'IncrementalFeed',
+        Mode: 'Incremental Feed',
       },
       { id: `${prefix}.info` },
     ]);

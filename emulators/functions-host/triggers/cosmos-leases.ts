@@ -6,7 +6,8 @@
  *   its port, as .NET's `Uri.Host` gives it (`GetLeasePrefix`);
  * - documents as `DocumentServiceLeaseCore` serializes them: `version` 0 (a partition key range lease),
  *   `LeaseToken`, `FeedRange` `{"Range": {"min", "max"}}`, `Owner`, `ContinuationToken`, `properties`,
- *   `timestamp`, `Mode` `IncrementalFeed`;
+ *   `timestamp`, `Mode` `Incremental Feed` (the A-IM value, which the processor compares with its
+ *   own mode: any other stops it);
  * - the continuation is what .NET keeps, the change feed's ETag (`"42"`), not the JS SDK's own token;
  * - `<prefix>.info` marks the store initialized (`DocumentServiceLeaseStoreCosmos`), so a .NET host does
  *   not take the lock and create the leases again.
@@ -23,7 +24,7 @@ export interface Lease {
   ContinuationToken: string | null;
   properties: Record<string, string>;
   timestamp: string;
-  Mode: 'IncrementalFeed';
+  Mode: 'Incremental Feed';
 }
 
 /** The lease id prefix: `<leaseContainerPrefix><host>_<database rid>_<container rid>`. */
@@ -75,7 +76,7 @@ export async function acquire(
     ContinuationToken: etagOf(stored?.ContinuationToken),
     properties: stored?.properties ?? {},
     timestamp: clock.date().toISOString(),
-    Mode: 'IncrementalFeed',
+    Mode: 'Incremental Feed',
   };
   await save(leases, lease, clock);
   return lease;
