@@ -49,6 +49,7 @@ const ALL = ['{emulators,system,gateway-sim,contracts,scenarios}/**/*.test.ts'];
  */
 const OWN_PROCESS = [
   'emulators/cosmos/aad*.test.ts',
+  'emulators/eventgrid/entra-*.test.ts',
   'emulators/eventhubs/entra-*.test.ts',
   'emulators/identity/identity*.test.ts',
   'emulators/keyvault/*.test.ts',

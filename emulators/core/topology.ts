@@ -30,6 +30,12 @@ export const eventHubsRoles = z.enum([
   'Azure Event Hubs Data Receiver',
 ]);
 
+/**
+ * The built-in role that lets an Entra identity publish to a topic (Azure RBAC, assigned on the topic):
+ * `EventGridPublisherClient` with a TokenCredential needs it.
+ */
+export const eventGridRoles = z.enum(['EventGrid Data Sender']);
+
 /** Event Grid's input and delivery schemas, by their ARM names. */
 const eventSchema = z.enum(['EventGridSchema', 'CloudEventSchemaV1_0']);
 const eventSubscription = {
@@ -42,6 +48,8 @@ const eventGridTopic = z
   .object({
     name: z.string(),
     inputSchema: eventSchema.default('EventGridSchema'),
+    /** Who may publish with a Microsoft Entra token (the access key and SAS work regardless). */
+    roleAssignments: z.array(z.object({ identity: identityName, role: eventGridRoles })).default([]),
     subscriptions: z.array(
       z.discriminatedUnion('endpointType', [
         z.object({ ...eventSubscription, endpointType: z.literal('AzureFunction'), function: z.string() }),

@@ -3,12 +3,14 @@
  * query parameter, or a shared access signature in the `aeg-sas-token` header or as `Authorization:
  * SharedAccessSignature <token>` (`r=<resource>&e=<expiry>&s=<signature>`, the signature an HMAC-SHA256
  * of `r=…&e=…` keyed with the base64-decoded access key, as `generateSharedAccessSignature` of
- * `@azure/eventgrid` and the documentation's C# and Python examples make it).
+ * `@azure/eventgrid` and the documentation's C# and Python examples make it), or a Microsoft Entra token
+ * (`Authorization: Bearer`, entra.ts).
  */
 import { createHmac } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { StackClock } from '../core/clock.ts';
 import { sameKey } from '../core/compare.ts';
+import type { EntraCheck } from './entra.ts';
 import { EventGridError } from './errors.ts';
 import { ISO_8601 } from './events.ts';
 
@@ -36,15 +38,33 @@ function parseExpiry(text: string): number {
   return Date.UTC(Number(year), Number(month) - 1, Number(day), hours, Number(minute), Number(second));
 }
 
+/** What a request without a usable signature gets. */
+export const noSignature = () =>
+  new EventGridError(
+    401,
+    'Unauthorized',
+    'Request must contain one of the following authorization signature: aeg-sas-token, aeg-sas-key.',
+  );
+
 export interface PublisherAuth {
   /**
-   * Throws the EventGridError Azure would answer when the request may not publish to `topicUrl`: the
-   * topic's `…/api/events` URL as the request named it (its Host header, its path).
+   * Throws the EventGridError Azure would answer when the request may not publish to `topic`; `url` is
+   * the topic's `…/api/events` URL as the request named it (its Host header, its path), `armId` its
+   * resource id.
    */
-  check(headers: IncomingHttpHeaders, query: URLSearchParams, topicUrl: string): void;
+  check(
+    headers: IncomingHttpHeaders,
+    query: URLSearchParams,
+    topic: { name: string; url: string; armId: string },
+  ): Promise<void>;
 }
 
-export function publisherAuth(key: string, host: string, clock: StackClock): PublisherAuth {
+export function publisherAuth(
+  key: string,
+  host: string,
+  clock: StackClock,
+  entra: EntraCheck,
+): PublisherAuth {
   const notAuthorized = (reason?: string) =>
     new EventGridError(
       401,
@@ -85,7 +105,7 @@ export function publisherAuth(key: string, host: string, clock: StackClock): Pub
   }
 
   return {
-    check(headers, query, topicUrl) {
+    async check(headers, query, topic) {
       const sasKey = headers['aeg-sas-key'] ?? query.get('aeg-sas-key') ?? undefined;
       const sasToken =
         headers['aeg-sas-token'] ?? /^SharedAccessSignature\s+(.*)$/i.exec(headers.authorization ?? '')?.[1];
@@ -96,12 +116,10 @@ export function publisherAuth(key: string, host: string, clock: StackClock): Pub
         if (!sameKey(sasKey, key)) throw notAuthorized();
         return;
       }
-      if (typeof sasToken === 'string' && sasToken !== '') return checkToken(sasToken, topicUrl);
-      throw new EventGridError(
-        401,
-        'Unauthorized',
-        'Request must contain one of the following authorization signature: aeg-sas-token, aeg-sas-key.',
-      );
+      if (typeof sasToken === 'string' && sasToken !== '') return checkToken(sasToken, topic.url);
+      const bearer = headers.authorization;
+      if (bearer !== undefined && /^Bearer\s/i.test(bearer)) return entra(bearer, topic);
+      throw noSignature();
     },
   };
 }

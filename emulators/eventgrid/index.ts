@@ -1,6 +1,6 @@
 /**
  * The Event Grid emulator: the custom topics of the topology over HTTPS (Event Grid or CloudEvents 1.0
- * schema, access key or SAS token), and push delivery of their events to the Functions host's Event Grid
+ * schema, access key, SAS token or Microsoft Entra token), and push delivery of their events to the Functions host's Event Grid
  * webhook or to webhooks (CloudEvents ones after the abuse-protection handshake), retried on
  * Event Grid's schedule, dead-lettered, and persisted so that a restart resumes pending deliveries.
  */
@@ -9,16 +9,19 @@ import { defineEmulator } from '../core/emulator.ts';
 import { close, createTlsServer, LOOPBACK, listen, probe } from '../core/http.ts';
 import { publisherAuth } from './auth.ts';
 import { createDeliverer } from './delivery.ts';
+import { entraPublishers } from './entra.ts';
 import { EventGridError, sendError } from './errors.ts';
 import { eventGridHandler, type TopicEndpoint } from './routes.ts';
 import { createStore } from './store.ts';
 
 /**
- * What each event's `topic` says: an ARM id in the form Azure stamps it (provider in lower case), under
- * an all-zero subscription id and a `taskstack` resource group, so nobody mistakes it for a real one.
+ * A topic's ARM id, under an all-zero subscription id and a `taskstack` resource group, so nobody
+ * mistakes it for a real one; each event's `topic` says it in the form Azure stamps it (provider in lower
+ * case).
  */
-const resourceId = (topic: string) =>
-  `/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/taskstack/providers/microsoft.eventgrid/topics/${topic}`;
+const armId = (topic: string) =>
+  `/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/taskstack/providers/Microsoft.EventGrid/topics/${topic}`;
+const resourceId = (topic: string) => armId(topic).replace('Microsoft.EventGrid', 'microsoft.eventgrid');
 
 export default defineEmulator({
   name: 'eventgrid',
@@ -26,9 +29,14 @@ export default defineEmulator({
     port: z.number().int().min(0).max(65535),
     /** The Functions host deliveries go to (`http://127.0.0.1:7071`); without it, every attempt fails. */
     functionsBaseUrl: z.string().url().optional(),
+    /** The identity provider whose tokens publishers may bring; without it, bearer tokens get 401. */
+    issuer: z.string().url().optional(),
+    jwksUri: z.string().url().optional(),
   }),
   async start(options, context) {
     const topics = context.topology.eventGrid.topics;
+    const { issuer, jwksUri } = options;
+    const provider = issuer && jwksUri ? { issuer, jwksUri } : undefined;
     const server = createTlsServer(context.tls);
     // Topic URLs name the port: requests are served once it is known.
     let handle: ReturnType<typeof eventGridHandler> | undefined;
@@ -65,13 +73,24 @@ export default defineEmulator({
     const endpoints = new Map<string, TopicEndpoint>(
       topics.map(({ name, inputSchema }) => [
         name.toLowerCase(),
-        { name, url: `${origin}/${name}/api/events`, resourceId: resourceId(name), inputSchema },
+        {
+          name,
+          url: `${origin}/${name}/api/events`,
+          resourceId: resourceId(name),
+          armId: armId(name),
+          inputSchema,
+        },
       ]),
     );
     handle = eventGridHandler({
       topics: endpoints,
       origin,
-      auth: publisherAuth(context.secrets.eventGridKey, LOOPBACK, context.clock),
+      auth: publisherAuth(
+        context.secrets.eventGridKey,
+        LOOPBACK,
+        context.clock,
+        entraPublishers(provider, topics, context.secrets),
+      ),
       deliverer,
       clock: context.clock,
     });

@@ -1,7 +1,7 @@
 /**
  * The Event Grid topic's HTTP surface: `POST /<topic>/api/events` (Azure puts the topic in the host name;
  * here every topic shares one host, so it leads the path). Checks run in the service's order: route,
- * method, key, size, schema (the topic's input schema: Event Grid or CloudEvents 1.0); the events are queued for delivery before the 200 goes out.
+ * method, key or token, size, schema (the topic's input schema: Event Grid or CloudEvents 1.0); the events are queued for delivery before the 200 goes out.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { StackClock } from '../core/clock.ts';
@@ -18,6 +18,8 @@ export interface TopicEndpoint {
   url: string;
   /** What the service stamps into each event's `topic`. */
   resourceId: string;
+  /** The topic's resource id as Azure's error texts name it (provider as ARM spells it). */
+  armId: string;
   inputSchema: 'EventGridSchema' | 'CloudEventSchemaV1_0';
 }
 
@@ -56,7 +58,10 @@ export function eventGridHandler(options: RoutesOptions) {
         ALLOW,
       );
     }
-    auth.check(req.headers, searchParams, `https://${req.headers.host ?? ''}/${name}/api/events`);
+    await auth.check(req.headers, searchParams, {
+      ...topic,
+      url: `https://${req.headers.host ?? ''}/${name}/api/events`,
+    });
     let body: Buffer;
     try {
       body = await readBody(req, MAX_REQUEST_BYTES);

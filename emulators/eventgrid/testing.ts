@@ -5,7 +5,16 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { RunningEmulator } from '../core/emulator.ts';
 import { close, listen } from '../core/http.ts';
+import {
+  startEmulator,
+  type TestContext,
+  testContext,
+  testDataDir,
+  useAppIdentityEnv,
+} from '../core/testing.ts';
+import identity from '../identity/index.ts';
 import type { Deliverer } from './delivery.ts';
+import eventgrid from './index.ts';
 import type { DeadLetter } from './store.ts';
 
 /** The emulator's actions, typed as the deliverer answers them. */
@@ -79,5 +88,41 @@ export async function startReceiver() {
       });
     },
     stop: () => close(server),
+  };
+}
+
+/**
+ * The emulator next to the identity emulator, with the topology's topics granting EventGrid Data Sender
+ * to `senders`, and @azure/identity's managed-identity environment set for `app` (one app per file:
+ * MSAL caches the first identity it sees). Deliveries go to a receiver.
+ */
+export async function startWithIdentity(app: string, senders: string[]) {
+  const data = testDataDir();
+  const base = await testContext(data.dir, { inMemory: true });
+  const topics = base.topology.eventGrid.topics.map((topic) => ({
+    ...topic,
+    roleAssignments: senders.map((sender) => ({ identity: sender, role: 'EventGrid Data Sender' as const })),
+  }));
+  const context: TestContext = { ...base, topology: { ...base.topology, eventGrid: { topics } } };
+  const idp = await startEmulator(identity, { port: 0 }, context);
+  const receiver = await startReceiver();
+  const { issuer, jwksUri } = idp.endpoints;
+  const running = await startEmulator(
+    eventgrid,
+    { port: 0, functionsBaseUrl: receiver.baseUrl, issuer, jwksUri },
+    context,
+  );
+  const restoreEnv = useAppIdentityEnv(idp, context, app);
+  return {
+    context,
+    running,
+    receiver,
+    async stop() {
+      restoreEnv();
+      await running.stop();
+      await receiver.stop();
+      await idp.stop();
+      data.remove();
+    },
   };
 }
