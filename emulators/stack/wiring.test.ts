@@ -50,3 +50,11 @@ it("gives a setting named like a vault secret as a Key Vault reference, resolved
 it('names no vault to a stack run without Key Vault, so a reference is refused at once', () => {
   expect(functionsPlan(['identity', 'blob', 'functions']).options.keyVaults).toEqual({});
 });
+
+it("tells Event Grid the identity provider's issuer and keys, so publishers may bring Entra tokens", () => {
+  const plan = wire(stackPorts(apps), secrets, data.dir, topology, apps, {}).components;
+  const options = (name: string) => plan.find((component) => component.name === name)?.options;
+  const { issuer, jwksUri } = options('cosmos') as { issuer: string; jwksUri: string };
+  expect(issuer).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/[0-9a-f-]{36}\/v2\.0$/);
+  expect(options('eventgrid')).toMatchObject({ issuer, jwksUri });
+});

@@ -228,7 +228,7 @@ export function wire(
       ),
       service(
         'eventgrid',
-        { functionsBaseUrl: functionsApp && appUrl(functionsApp) },
+        { functionsBaseUrl: functionsApp && appUrl(functionsApp), issuer, jwksUri },
         Object.fromEntries(topology.eventGrid.topics.map((topic) => [topic.name, topicEndpoint(topic.name)])),
       ),
       service(
