@@ -156,6 +156,40 @@ describe('the ARM template (system/deploy/azure/template.json)', () => {
     expect(JSON.stringify(subscription.properties)).toContain('/functions/TaskCreatedNotification');
   });
 
+  it('assigns EventGrid Data Sender on the topic to the identities the topology names, none today (the function app publishes with the key)', () => {
+    expect(topology.eventGrid.topics.flatMap((topic) => topic.roleAssignments)).toEqual([]);
+    const topics = topology.eventGrid.topics.map((topic) => ({
+      ...topic,
+      roleAssignments: [{ identity: 'webApp', role: 'EventGrid Data Sender' as const }],
+    }));
+    const granted = armTemplate({ ...topology, eventGrid: { topics } }, apps).resources as Resource[];
+    const assignments = granted.filter(
+      (resource) =>
+        resource.type === 'Microsoft.Authorization/roleAssignments' &&
+        JSON.stringify(resource).includes('d5a91429-5739-47e2-a06b-3470a27159e7'),
+    );
+    expect(assignments).toEqual([
+      {
+        type: 'Microsoft.Authorization/roleAssignments',
+        apiVersion: '2022-04-01',
+        scope:
+          "[format('Microsoft.EventGrid/topics/{0}', format('{0}-taskcreatedtopic-{1}', parameters('prefix'), variables('suffix')))]",
+        name: "[guid(resourceId('Microsoft.EventGrid/topics', format('{0}-taskcreatedtopic-{1}', parameters('prefix'), variables('suffix'))), 'webApp', 'd5a91429-5739-47e2-a06b-3470a27159e7')]",
+        properties: {
+          roleDefinitionId:
+            "[subscriptionResourceId('Microsoft.Authorization/roleDefinitions', 'd5a91429-5739-47e2-a06b-3470a27159e7')]",
+          principalId:
+            "[reference(resourceId('Microsoft.Web/sites', format('{0}-web-{1}', parameters('prefix'), variables('suffix'))), '2023-12-01', 'Full').identity.principalId]",
+          principalType: 'ServicePrincipal',
+        },
+        dependsOn: [
+          "[resourceId('Microsoft.EventGrid/topics', format('{0}-taskcreatedtopic-{1}', parameters('prefix'), variables('suffix')))]",
+          "[resourceId('Microsoft.Web/sites', format('{0}-web-{1}', parameters('prefix'), variables('suffix')))]",
+        ],
+      },
+    ]);
+  });
+
   it('asks for what ARM cannot create and the apps name (registrations, the session secret), with no default, and nothing more', () => {
     const named = new Set(
       Object.values(apps).flatMap((app) =>

@@ -41,6 +41,7 @@ const AZURE_ROLES: Record<string, string> = {
   'Azure Event Hubs Data Owner': 'f526a384-b230-433a-b45c-95f59c4a2dec',
   'Azure Event Hubs Data Sender': '2b629674-e913-4c01-ae53-ef4638d8f975',
   'Azure Event Hubs Data Receiver': 'a638d3c7-ab3a-418d-83e6-5f17a39d4fde',
+  'EventGrid Data Sender': 'd5a91429-5739-47e2-a06b-3470a27159e7',
 };
 
 /** Resource names (ARM expressions), unique per resource group. */
@@ -350,6 +351,29 @@ export function armTemplate(topology: Topology, apps: Apps) {
     })),
   ];
 
+  /** An Azure RBAC role for an identity's site, on one resource (`type`, its `name` and id expressions). */
+  const roleAssignment = (
+    assignment: { identity: string; role: string },
+    type: string,
+    resourceName: string,
+    resourceId: string,
+  ) => {
+    const app = appOf(assignment.identity);
+    const roleId = AZURE_ROLES[assignment.role] as string;
+    return {
+      type: 'Microsoft.Authorization/roleAssignments',
+      apiVersion: API.authorization,
+      scope: `[format('${type}/{0}', ${inner(resourceName)})]`,
+      name: `[guid(${resourceId}, '${assignment.identity}', '${roleId}')]`,
+      properties: {
+        roleDefinitionId: `[subscriptionResourceId('Microsoft.Authorization/roleDefinitions', '${roleId}')]`,
+        principalId: `[${principalOf(app)}]`,
+        principalType: 'ServicePrincipal',
+      },
+      dependsOn: [`[${resourceId}]`, `[${ids.site(app)}]`],
+    };
+  };
+
   const eventHubs = [
     {
       type: 'Microsoft.EventHub/namespaces',
@@ -365,22 +389,9 @@ export function armTemplate(topology: Topology, apps: Apps) {
       properties: { partitionCount: hub.partitionCount, messageRetentionInDays: hub.messageRetentionInDays },
       dependsOn: [`[${ids.eventHubs}]`],
     })),
-    ...topology.eventHubs.roleAssignments.map((assignment) => {
-      const app = appOf(assignment.identity);
-      const roleId = AZURE_ROLES[assignment.role] as string;
-      return {
-        type: 'Microsoft.Authorization/roleAssignments',
-        apiVersion: API.authorization,
-        scope: `[format('Microsoft.EventHub/namespaces/{0}', ${inner(name.eventHubs)})]`,
-        name: `[guid(${ids.eventHubs}, '${assignment.identity}', '${roleId}')]`,
-        properties: {
-          roleDefinitionId: `[subscriptionResourceId('Microsoft.Authorization/roleDefinitions', '${roleId}')]`,
-          principalId: `[${principalOf(app)}]`,
-          principalType: 'ServicePrincipal',
-        },
-        dependsOn: [`[${ids.eventHubs}]`, `[${ids.site(app)}]`],
-      };
-    }),
+    ...topology.eventHubs.roleAssignments.map((assignment) =>
+      roleAssignment(assignment, 'Microsoft.EventHub/namespaces', name.eventHubs, ids.eventHubs),
+    ),
   ];
 
   const eventGrid = topology.eventGrid.topics.flatMap((topic) => [
@@ -391,6 +402,9 @@ export function armTemplate(topology: Topology, apps: Apps) {
       location: "[parameters('location')]",
       properties: { inputSchema: topic.inputSchema },
     },
+    ...topic.roleAssignments.map((assignment) =>
+      roleAssignment(assignment, 'Microsoft.EventGrid/topics', name.topic(topic.name), ids.topic(topic.name)),
+    ),
     ...topic.subscriptions.map((subscription) => {
       const function_ = subscription.endpointType === 'AzureFunction';
       if (function_ && !functionsApp)
