@@ -9,13 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EmulatorContext, RunningEmulator } from '../core/emulator.ts';
 import { startEmulator, testContext, testDataDir } from '../core/testing.ts';
 import eventgrid from './index.ts';
-import { actionsOf, startReceiver } from './testing.ts';
+import { actionsOf, REPORT, startReceiver } from './testing.ts';
 
 const TYPE = 'Microsoft.DocumentDB.DocumentCreated';
 const TOPIC_ID =
   '/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/taskstack/providers/microsoft.eventgrid/topics/taskcreatedtopic';
-const REPORT =
-  / Report '[0-9a-f-]{36}:1:\d{1,2}\/\d{1,2}\/\d{4} \d{1,2}:\d{2}:\d{2} [AP]M \(UTC\)' to our forums for assistance or raise a support ticket\.$/;
 
 const data = testDataDir();
 let context: EmulatorContext;

@@ -3,6 +3,7 @@
  * (the receiving end of deliveries), which records what arrives and answers what the test chooses.
  */
 import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { expect } from 'vitest';
 import type { RunningEmulator } from '../core/emulator.ts';
 import { close, listen } from '../core/http.ts';
 import {
@@ -16,6 +17,22 @@ import identity from '../identity/index.ts';
 import type { Deliverer } from './delivery.ts';
 import eventgrid from './index.ts';
 import type { DeadLetter } from './store.ts';
+
+/** The suffix most of Event Grid's error messages end with (errors.ts). */
+export const REPORT =
+  / Report '[0-9a-f-]{36}:1:\d{1,2}\/\d{1,2}\/\d{4} \d{1,2}:\d{2}:\d{2} [AP]M \(UTC\)' to our forums for assistance or raise a support ticket\.$/;
+
+/** Checks an error answer with the report suffix (status, code, detail code); its message without the suffix. */
+export async function errorMessage(response: Response, status: number, code: string, detail: string) {
+  expect(response.status).toBe(status);
+  const { error } = (await response.json()) as {
+    error: { code: string; message: string; details: { code: string; message: string }[] };
+  };
+  expect(error.code).toBe(code);
+  expect(error.details).toEqual([{ code: detail, message: error.message }]);
+  expect(error.message).toMatch(REPORT);
+  return error.message.replace(REPORT, '');
+}
 
 /** The emulator's actions, typed as the deliverer answers them. */
 export function actionsOf(running: RunningEmulator) {
