@@ -30,7 +30,8 @@ export function entraPublishers(
     ]),
   );
   return async (authorization, topic) => {
-    // A token that does not verify gets the 401 of a request without a key (Azure's own text unknown).
+    // A token that cannot be verified (no provider here, or not one of its tokens for Event Grid) gets
+    // the 401 of a request without a key: Azure's own text for it is not known here.
     if (!verifier) throw noSignature();
     let principalId: string;
     try {

@@ -1,8 +1,9 @@
 /**
  * The Event Grid emulator: the custom topics of the topology over HTTPS (Event Grid or CloudEvents 1.0
- * schema, access key, SAS token or Microsoft Entra token), and push delivery of their events to the Functions host's Event Grid
- * webhook or to webhooks (CloudEvents ones after the abuse-protection handshake), retried on
- * Event Grid's schedule, dead-lettered, and persisted so that a restart resumes pending deliveries.
+ * schema, access key, SAS token or Microsoft Entra token), and push delivery of their events to the
+ * Functions host's Event Grid webhook or to webhooks (CloudEvents ones after the abuse-protection
+ * handshake), retried on Event Grid's schedule, dead-lettered, and persisted so that a restart resumes
+ * pending deliveries.
  */
 import { z } from 'zod';
 import { defineEmulator } from '../core/emulator.ts';
