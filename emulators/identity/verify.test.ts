@@ -92,6 +92,28 @@ describe('createTokenVerifier', () => {
     expect(await reasonOf(otherIssuer.verify(token, ['https://vault.azure.net']))).toBe('issuer');
   });
 
+  it("accepts the tenant's v1.0 issuer (sts.windows.net) as well as its v2.0 one, as Azure's services do", async () => {
+    const key = await importJWK(context.secrets.signingKey, 'RS256');
+    const { kid } = context.secrets.signingKey;
+    const app = context.secrets.identities.functionApp;
+    const now = Math.floor(Date.now() / 1000);
+    const issuedBy = (issuer: string) =>
+      new SignJWT({ oid: app?.principalId, tid: context.secrets.tenantId, appid: app?.clientId, ver: '1.0' })
+        .setProtectedHeader({ alg: 'RS256', kid })
+        .setIssuer(issuer)
+        .setAudience('https://vault.azure.net')
+        .setIssuedAt(now)
+        .setExpirationTime(now + 3600)
+        .sign(key);
+    const v1 = await issuedBy(`https://sts.windows.net/${context.secrets.tenantId}/`);
+    expect(await reasonOf(verifier.verify(v1, ['https://vault.azure.net']))).toBe('accepted');
+    const otherTenant = await issuedBy('https://sts.windows.net/72f988bf-86f1-41af-91ab-2d7cd011db47/');
+    await expect(verifier.verify(otherTenant, ['https://vault.azure.net'])).rejects.toMatchObject({
+      reason: 'issuer',
+      found: 'https://sts.windows.net/72f988bf-86f1-41af-91ab-2d7cd011db47/',
+    });
+  });
+
   it('judges expiry by real time, as the SDK caching the token does', async () => {
     const key = await importJWK(context.secrets.signingKey, 'RS256');
     const { kid } = context.secrets.signingKey;

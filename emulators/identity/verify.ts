@@ -51,9 +51,21 @@ export interface VerifiedCaller {
 export interface TokenVerifier {
   /**
    * Verifies an Authorization header value (`Bearer <jwt>` or the bare JWT) against the identity
-   * emulator's keys, its issuer, one of `audiences`, and real time. Throws a TokenError.
+   * emulator's keys, its tenant's issuers, one of `audiences`, and real time. Throws a TokenError.
    */
   verify(authorization: string | undefined, audiences: string[]): Promise<VerifiedCaller>;
+}
+
+/** Entra's v1.0 issuer of a tenant: what its tokens for Azure's own resources carry (tokens.ts). */
+export const v1Issuer = (tenantId: string) => `https://sts.windows.net/${tenantId}/`;
+
+/**
+ * The issuers of the tenant whose v2.0 issuer (`<authority>/<tenant>/v2.0`) is `issuer`: v1.0's and
+ * v2.0's. Azure's services (Key Vault, Storage, Cosmos DB, Event Hubs) accept both of their tenant's.
+ */
+export function tenantIssuers(issuer: string): string[] {
+  const tenant = /\/([^/]+)\/v2\.0$/.exec(issuer)?.[1];
+  return tenant ? [v1Issuer(tenant), issuer] : [issuer];
 }
 
 /** Entra ID's validators allow five minutes of clock skew; so do we. */
@@ -61,6 +73,7 @@ const CLOCK_SKEW_SECONDS = 300;
 
 /** `keys` verifies with a key set at hand (the identity emulator's own) instead of fetching `jwksUri`. */
 export function createTokenVerifier(options: {
+  /** The tenant's v2.0 issuer; its v1.0 issuer is accepted too (tenantIssuers). */
   issuer: string;
   jwksUri: string;
   keys?: JSONWebKeySet;
@@ -74,6 +87,7 @@ export function createTokenVerifier(options: {
         remote ??= createRemoteJWKSet(new URL(options.jwksUri));
         return remote(header, token);
       };
+  const issuers = tenantIssuers(options.issuer);
   return {
     async verify(authorization, audiences) {
       const token = authorization?.trim().replace(/^Bearer(\s+|$)/i, '');
@@ -87,7 +101,7 @@ export function createTokenVerifier(options: {
       }
       try {
         const { payload } = await jwtVerify(token, jwks, {
-          issuer: options.issuer,
+          issuer: issuers,
           audience: audiences,
           algorithms: ['RS256'],
           // Expiry is judged by real time (jose's default), not the stack clock: the SDK's token cache

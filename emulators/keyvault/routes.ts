@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendJson } from '../core/http.ts';
-import type { TokenVerifier, VerifiedCaller } from '../identity/verify.ts';
+import { type TokenVerifier, tenantIssuers, type VerifiedCaller } from '../identity/verify.ts';
 import type { AccessPolicies, SecretPermission } from './access.ts';
 import * as err from './errors.ts';
 import {
@@ -67,7 +67,7 @@ export function vaultHandler(options: VaultRoutesOptions) {
       }
       if (reason === 'issuer') {
         throw err.unauthorized(
-          `AKV10032: Invalid issuer. Expected one of ${issuer}, found ${found}.`,
+          `AKV10032: Invalid issuer. Expected one of ${tenantIssuers(issuer).join(', ')}, found ${found}.`,
           challenge,
         );
       }

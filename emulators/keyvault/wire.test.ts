@@ -1,3 +1,4 @@
+import { importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawGet } from '../core/testing.ts';
 import { seed, startVaultStack, type VaultTestStack } from './test-stack.ts';
@@ -23,12 +24,26 @@ describe('Key Vault on the wire', () => {
     });
   });
 
-  it('refuses a token for another audience, a forged one, and garbage', async () => {
+  it("refuses a token for another audience, another tenant's, a forged one, and garbage", async () => {
     const storageToken = (await stack.credential.getToken('https://storage.azure.com/.default')).token;
+    const { signingKey, tenantId } = stack.context.secrets;
+    const otherTenant = 'https://sts.windows.net/72f988bf-86f1-41af-91ab-2d7cd011db47/';
+    const now = Math.floor(Date.now() / 1000);
+    const otherTenantToken = await new SignJWT({ oid: 'x', tid: 'y', appid: 'z' })
+      .setProtectedHeader({ alg: 'RS256', kid: signingKey.kid })
+      .setIssuer(otherTenant)
+      .setAudience('https://vault.azure.net')
+      .setIssuedAt(now)
+      .setExpirationTime(now + 3600)
+      .sign(await importJWK(signingKey, 'RS256'));
     const cases: [string, string][] = [
       [
         storageToken,
         'AKV10022: Invalid audience. Expected https://vault.azure.net, found: https://storage.azure.com.',
+      ],
+      [
+        otherTenantToken,
+        `AKV10032: Invalid issuer. Expected one of https://sts.windows.net/${tenantId}/, ${stack.idp.endpoints.issuer}, found ${otherTenant}.`,
       ],
       [`${(await token()).slice(0, -4)}AAAA`, 'Error validating token: IDX10501'],
       ['garbage', 'Error validating token: IDX14100'],
