@@ -6,6 +6,7 @@
  * pending deliveries.
  */
 import { z } from 'zod';
+import { RESOURCE_GROUP, SUBSCRIPTION_ID } from '../core/arm.ts';
 import { defineEmulator } from '../core/emulator.ts';
 import { close, createTlsServer, LOOPBACK, listen, probe } from '../core/http.ts';
 import { publisherAuth } from './auth.ts';
@@ -16,12 +17,11 @@ import { eventGridHandler, type TopicEndpoint } from './routes.ts';
 import { createStore } from './store.ts';
 
 /**
- * A topic's ARM id, under an all-zero subscription id and a `taskstack` resource group, so nobody
- * mistakes it for a real one; each event's `topic` says it in the form Azure stamps it (provider in lower
- * case).
+ * A topic's ARM id (core/arm.ts); each event's `topic` says it in the form Azure stamps it (provider in
+ * lower case).
  */
 const armId = (topic: string) =>
-  `/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/taskstack/providers/Microsoft.EventGrid/topics/${topic}`;
+  `/subscriptions/${SUBSCRIPTION_ID}/resourceGroups/${RESOURCE_GROUP}/providers/Microsoft.EventGrid/topics/${topic}`;
 const resourceId = (topic: string) => armId(topic).replace('Microsoft.EventGrid', 'microsoft.eventgrid');
 
 export default defineEmulator({

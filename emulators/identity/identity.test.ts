@@ -59,15 +59,15 @@ describe('identity emulator', () => {
     );
   });
 
-  it('issues functionApp a signed token through ManagedIdentityCredential', async () => {
-    const secrets = actAs('functionApp');
+  it("issues functionApp Entra's v1.0 token for an Azure resource through ManagedIdentityCredential", async () => {
+    actAs('functionApp');
     const before = Math.floor(Date.now() / 1000);
     const token = await new ManagedIdentityCredential().getToken('https://vault.azure.net/.default');
     expect(decodeProtectedHeader(token.token)).toMatchObject({
       alg: 'RS256',
       kid: context.secrets.signingKey.kid,
     });
-    const claims = expectClaims(token.token, secrets, 'https://vault.azure.net');
+    const claims = expectClaims(token.token, 'functionApp', 'https://vault.azure.net');
     expect(claims.iat).toBeGreaterThanOrEqual(before);
     // MSAL turns expires_on into "expires in N s" and back at its own second: allow that one second.
     expect(Math.abs(token.expiresOnTimestamp / 1000 - (claims.exp ?? 0))).toBeLessThanOrEqual(1);
@@ -77,7 +77,7 @@ describe('identity emulator', () => {
     const secrets = actAs('webApp');
     const url = `${running.endpoints.identityEndpoint}?api-version=2019-08-01&resource=https://cosmos.azure.com`;
     const response = await fetch(url, { headers: { 'X-IDENTITY-HEADER': secrets.header } });
-    expectClaims((await response.json()).access_token, secrets, 'https://cosmos.azure.com');
+    expectClaims((await response.json()).access_token, 'webApp', 'https://cosmos.azure.com');
   });
 
   it('serves DefaultAzureCredential as App Service does', async () => {
@@ -108,6 +108,8 @@ describe('identity emulator', () => {
       client_id: secrets.clientId,
     });
     expect(body.expires_on).toMatch(/^\d+$/);
+    // The resource as asked for, trailing slash included, as Entra's v1.0 tokens carry it.
+    expectClaims(body.access_token, 'webApp', 'https://management.azure.com/');
   });
 
   it('refuses a missing or wrong X-IDENTITY-HEADER', async () => {
@@ -157,7 +159,7 @@ describe('identity emulator', () => {
     const secrets = actAs('functionApp');
     const api = context.secrets.directory.applications.taskApi?.clientId;
     const token = await new ManagedIdentityCredential().getToken(`api://${api}/.default`);
-    expectClaims(token.token, secrets, api ?? '');
+    expectClaims(token.token, 'functionApp', api ?? '', '2.0');
     const url = `${running.endpoints.identityEndpoint}?api-version=2019-08-01&resource=api://${api}`;
     const response = await fetch(url, { headers: { 'X-IDENTITY-HEADER': secrets.header } });
     expect(await response.json()).toMatchObject({ resource: `api://${api}` });
@@ -223,19 +225,33 @@ describe('identity emulator', () => {
   });
 });
 
-function expectClaims(token: string, secrets: IdentitySecrets, audience: string) {
+/**
+ * Every claim of `app`'s managed-identity token, as Entra issues it: v1.0 for Azure's resources (their
+ * resource apps do not ask for v2), v2.0 for an API registered with requestedAccessTokenVersion 2.
+ */
+function expectClaims(token: string, app: string, audience: string, version: '1.0' | '2.0' = '1.0') {
   const claims = decodeJwt(token);
-  expect(claims).toMatchObject({
+  const secrets = context.secrets.identities[app] as IdentitySecrets;
+  const tenant = context.secrets.tenantId;
+  const site = context.topology.identities[app]?.app;
+  const common = {
     aud: audience,
-    iss: running.endpoints.issuer,
+    iat: expect.any(Number),
+    nbf: claims.iat,
+    exp: (claims.iat ?? 0) + 24 * 3600,
+    idtyp: 'app',
     oid: secrets.principalId,
     sub: secrets.principalId,
-    tid: context.secrets.tenantId,
-    appid: secrets.clientId,
-    azp: secrets.clientId,
-    idtyp: 'app',
-  });
-  expect(claims.nbf).toBe(claims.iat);
-  expect(claims.exp).toBe((claims.iat ?? 0) + 24 * 3600);
+    tid: tenant,
+    rh: expect.stringMatching(/^0\.[\w-]+\.$/),
+    uti: expect.stringMatching(/^[\w-]{22}$/),
+    xms_mirid: `/subscriptions/00000000-0000-0000-0000-000000000000/resourcegroups/taskstack/providers/Microsoft.Web/sites/${site}`,
+  };
+  const sts = `https://sts.windows.net/${tenant}/`;
+  const shaped =
+    version === '1.0'
+      ? { iss: sts, idp: sts, appid: secrets.clientId, appidacr: '2', ver: '1.0' }
+      : { iss: running.endpoints.issuer, azp: secrets.clientId, azpacr: '2', ver: '2.0' };
+  expect(claims).toEqual({ ...common, ...shaped });
   return claims;
 }

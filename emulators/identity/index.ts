@@ -57,7 +57,13 @@ export default defineEmulator({
     const authority = `https://${LOOPBACK}:${port}`;
     const issuer = `${authority}/${tenantId}/v2.0`;
     const jwksUri = `${authority}/${tenantId}/discovery/v2.0/keys`;
-    const tokens = await createTokenIssuer({ signingKey, issuer, tenantId });
+    const sites = Object.fromEntries(
+      Object.entries(identities).flatMap(([name, identity]) => {
+        const site = context.topology.identities[name]?.app;
+        return site ? [[identity.clientId, site]] : [];
+      }),
+    );
+    const tokens = await createTokenIssuer({ signingKey, issuer, tenantId, sites });
     const provider = createProvider({
       issuer,
       tenantId,

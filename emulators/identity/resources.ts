@@ -6,6 +6,7 @@
  */
 import { type Configuration, errors } from 'oidc-provider';
 import type { Directory } from './directory.ts';
+import type { TokenVersion } from './tokens.ts';
 
 /** Microsoft Graph: its resource URI and the application id its tokens carry as `aud`. */
 export const GRAPH_RESOURCE = 'https://graph.microsoft.com';
@@ -44,20 +45,21 @@ const bareScope = (scope: string) => scope.slice(scope.lastIndexOf('/') + 1);
 export const withoutDefault = (resource: string) => resource.replace(/\/\.default$/, '');
 
 /**
- * The audience of a managed identity's token for `resource` (as App Service's endpoint takes it, without
- * `/.default`), or undefined for one Entra does not know. An app of the directory is asked for by its
- * identifier URI or application id, and its tokens are v2 (`requestedAccessTokenVersion: 2`,
+ * The audience and version of a managed identity's token for `resource` (as App Service's endpoint takes
+ * it, without `/.default`), or undefined for one Entra does not know. An app of the directory is asked
+ * for by its identifier URI or application id, and its tokens are v2 (`requestedAccessTokenVersion: 2`,
  * system/deploy): `aud` is its application id. Any other `api://` resource is unknown (identifier URIs
- * are the tenant's own apps'); other resources (Azure's: `https://vault.azure.net`…) are not checked.
+ * are the tenant's own apps'). Other resources (Azure's: `https://vault.azure.net`…) are not checked;
+ * their tokens are v1.0 with `aud` the resource as asked for, trailing slash and all, as at Entra.
  */
 export function managedIdentityAudience(directory: Directory) {
-  return (requested: string): string | undefined => {
+  return (requested: string): { audience: string; version: TokenVersion } | undefined => {
     const resource = withoutDefault(requested);
     const app = directory.applications.find(
       (candidate) => candidate.identifierUri === resource || candidate.clientId === resource,
     );
-    if (app) return app.clientId;
-    return /^api:\/\//i.test(resource) ? undefined : resource;
+    if (app) return { audience: app.clientId, version: '2.0' };
+    return /^api:\/\//i.test(resource) ? undefined : { audience: resource, version: '1.0' };
   };
 }
 

@@ -169,11 +169,11 @@ export function identityHandler(options: IdentityRoutesOptions) {
     ) {
       return msiError(res, 400, 'Unable to load the proper Managed Identity.');
     }
-    const audience = audienceOf(resource);
+    const target = audienceOf(resource);
     // App Service's answer, misspelling included, when Entra refuses the resource (it does not pass
     // Entra's AADSTS500011 on).
-    if (!audience) return msiError(res, 500, 'An unexpected error occured while fetching the AAD Token.');
-    const token = await tokens.issue(identity, audience);
+    if (!target) return msiError(res, 500, 'An unexpected error occured while fetching the AAD Token.');
+    const token = await tokens.issue(identity, target.audience, target.version);
     sendJson(res, 200, {
       access_token: token.accessToken,
       // App Service sends expires_on as a string of epoch seconds.

@@ -43,6 +43,8 @@ describe('createTokenVerifier', () => {
     const expected = {
       principalId: web?.principalId,
       tenantId: context.secrets.tenantId,
+      // Entra's v1.0 issuer: a token for an Azure resource (tokens.ts).
+      issuer: `https://sts.windows.net/${context.secrets.tenantId}/`,
       clientId: web?.clientId,
       // The token's own expiry, which callers keep their grant to (24 h away, to the second).
       expiresOn: expect.any(Number),

@@ -40,6 +40,8 @@ export interface VerifiedCaller {
   /** The `oid` claim: the identity's object (principal) id, what access policies name. */
   principalId: string;
   tenantId: string;
+  /** The `iss` claim: the tenant's v1.0 or v2.0 issuer. */
+  issuer: string;
   /** The `appid`/`azp` claim. */
   clientId: string;
   /** The `exp` claim, in milliseconds since the epoch (real time). */
@@ -120,6 +122,7 @@ export function createTokenVerifier(options: {
         return {
           principalId: payload.oid,
           tenantId: payload.tid,
+          issuer: String(payload.iss),
           clientId,
           expiresOn: (payload.exp as number) * 1000,
           scopes: typeof payload.scp === 'string' ? payload.scp.split(' ').filter(Boolean) : [],

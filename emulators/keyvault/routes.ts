@@ -190,7 +190,7 @@ export function vaultHandler(options: VaultRoutesOptions) {
     const segments = url.pathname.split('/').filter(Boolean).map(decodeSegment);
     const found = route(req.method ?? 'GET', segments);
     if (!policies.allows(caller.principalId, found.permission)) {
-      const who = `appid=${caller.clientId};oid=${caller.principalId};iss=${issuer}`;
+      const who = `appid=${caller.clientId};oid=${caller.principalId};iss=${caller.issuer}`;
       throw err.forbiddenByPolicy(who, found.permission, vaultLabel);
     }
     const [status, body] = await found.handle({

@@ -221,7 +221,7 @@ describe('Key Vault through SecretClient', () => {
       const error = await failure(stack.client.getSecret('EncryptionKey'));
       expect(error).toMatchObject({ statusCode: 403, code: 'Forbidden' });
       expect(error.message).toBe(
-        `The user, group or application 'appid=${app?.clientId};oid=${app?.principalId};iss=${stack.idp.endpoints.issuer}' does not have secrets get permission on key vault '${new URL(`${stack.vault.endpoints.vault}`).host};location=local'. For help resolving this issue, please see https://go.microsoft.com/fwlink/?linkid=2125287`,
+        `The user, group or application 'appid=${app?.clientId};oid=${app?.principalId};iss=https://sts.windows.net/${stack.context.secrets.tenantId}/' does not have secrets get permission on key vault '${new URL(`${stack.vault.endpoints.vault}`).host};location=local'. For help resolving this issue, please see https://go.microsoft.com/fwlink/?linkid=2125287`,
       );
       const rawForbidden = await stack.raw('secrets/EncryptionKey?api-version=7.4');
       expect(rawForbidden.body?.error?.innererror).toEqual({ code: 'ForbiddenByPolicy' });
