@@ -6,7 +6,7 @@
  */
 import { type Configuration, errors } from 'oidc-provider';
 import type { Directory } from './directory.ts';
-import type { TokenVersion } from './tokens.ts';
+import { type TokenVersion, versionClaims } from './tokens.ts';
 
 /** Microsoft Graph: its resource URI and the application id its tokens carry as `aud`. */
 export const GRAPH_RESOURCE = 'https://graph.microsoft.com';
@@ -66,19 +66,39 @@ export function managedIdentityAudience(directory: Directory) {
 type Features = NonNullable<Configuration['features']>;
 type JwtCustomizer = NonNullable<NonNullable<NonNullable<Configuration['formats']>['customizers']>['jwt']>;
 
+/**
+ * Azure's resources an app may get a token of its own for (`<resource>/.default`, client credentials).
+ * Their apps ask for no token version, so Entra's tokens for them are v1.0, `aud` the resource URI.
+ */
+const AZURE_RESOURCES = new Set([
+  'https://vault.azure.net',
+  'https://storage.azure.com',
+  'https://cosmos.azure.com',
+  'https://eventhubs.azure.net',
+  'https://servicebus.azure.net',
+  'https://management.azure.com',
+]);
+
+interface ResourceServer {
+  audience: string;
+  scopes: string[];
+  version: TokenVersion;
+}
+
 export function resources(directory: Directory, tenantId: string) {
-  /** A resource's audience and scopes: Graph, or an app that exposes an API (`api://<clientId>`). */
-  function resourceServer(indicator: string) {
-    if (indicator === GRAPH_RESOURCE) return { audience: GRAPH_APP_ID, scopes: GRAPH_SCOPES };
+  /** A resource's audience, scopes and token version: Graph, an API app (`api://<clientId>`), Azure's. */
+  function resourceServer(indicator: string): ResourceServer | undefined {
+    if (indicator === GRAPH_RESOURCE) return { audience: GRAPH_APP_ID, scopes: GRAPH_SCOPES, version: '2.0' };
+    if (AZURE_RESOURCES.has(indicator)) return { audience: indicator, scopes: [], version: '1.0' };
     const app = directory.applications.find((candidate) => candidate.identifierUri === indicator);
-    return app && { audience: app.clientId, scopes: app.scopes };
+    return app && { audience: app.clientId, scopes: app.scopes, version: '2.0' };
   }
 
   const resourceOf = resourceNamer(directory);
 
   /** Every scope value that names one of the resource's permissions, by identifier URI or application id. */
-  function scopeValues(indicator: string, server: { audience: string; scopes: string[] }) {
-    const qualified = [indicator, server.audience].flatMap((prefix) =>
+  function scopeValues(indicator: string, server: ResourceServer) {
+    const qualified = [...new Set([indicator, server.audience])].flatMap((prefix) =>
       [...server.scopes, '.default'].map((scope) => `${prefix}/${scope}`),
     );
     // Graph's permissions may be asked for bare (`User.Read`), as Entra allows.
@@ -138,7 +158,9 @@ export function resources(directory: Directory, tenantId: string) {
     useGrantedResource: async () => true,
     async getResourceServerInfo(ctx, indicator, client) {
       const server = resourceServer(indicator);
-      if (!server) throw new errors.InvalidTarget();
+      // Azure's resources are served to apps only: a user's (delegated) v1.0 token is not made here.
+      const appOnly = ctx.oidc.params?.grant_type === 'client_credentials';
+      if (!server || (server.version === '1.0' && !appOnly)) throw new errors.InvalidTarget();
       if (ctx.oidc.route === 'authorization')
         refuseUnexposed(ctx.oidc.params?.scope, indicator, client.clientId);
       return {
@@ -160,17 +182,18 @@ export function resources(directory: Directory, tenantId: string) {
       .filter(Boolean);
     const user = 'accountId' in token && token.accountId ? directory.userById(token.accountId) : undefined;
     const app = directory.application(clientId);
+    // The app authenticated with its secret (the only credential taken here). Users get no v1.0 token
+    // (getResourceServerInfo).
+    const tenant = { tenantId, issuer: String(payload.iss) };
+    const shaped = versionClaims(server?.version ?? '2.0', tenant, clientId, '1');
     const common = {
       aud: payload.aud,
-      iss: payload.iss,
       iat: payload.iat,
       nbf: payload.iat,
       exp: payload.exp,
       tid: tenantId,
-      azp: clientId,
-      azpacr: '1',
       uti: payload.jti,
-      ver: '2.0',
+      ...shaped,
     };
     if (user) {
       const scp = granted.some((scope) => scope.endsWith('/.default'))

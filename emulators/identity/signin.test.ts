@@ -216,6 +216,38 @@ describe('sign-in with msal-node', () => {
       idtyp: 'app',
     });
   });
+
+  it("issues client-credential tokens for Azure's resources as Entra does, v1.0, which the stores accept", async () => {
+    const web = app('taskWeb');
+    const sts = `https://sts.windows.net/${provider.tenantId}/`;
+    const { issuer, jwksUri } = provider.running.endpoints;
+    const verifier = createTokenVerifier({ issuer: `${issuer}`, jwksUri: `${jwksUri}` });
+    for (const resource of ['https://vault.azure.net', 'https://storage.azure.com']) {
+      const result = await msalFor('taskWeb').acquireTokenByClientCredential({
+        scopes: [`${resource}/.default`],
+      });
+      const claims = decodeJwt(result?.accessToken ?? '');
+      expect(claims).toEqual({
+        aud: resource,
+        iss: sts,
+        idp: sts,
+        iat: expect.any(Number),
+        nbf: claims.iat,
+        exp: (claims.iat ?? 0) + 3600,
+        // appidacr 1: the app authenticated with its secret.
+        appid: web.clientId,
+        appidacr: '1',
+        idtyp: 'app',
+        oid: web.principalId,
+        sub: web.principalId,
+        tid: provider.tenantId,
+        uti: expect.any(String),
+        ver: '1.0',
+      });
+      const caller = await verifier.verify(result?.accessToken, [resource]);
+      expect(caller).toMatchObject({ principalId: web.principalId, clientId: web.clientId, issuer: sts });
+    }
+  });
 });
 
 describe('sign-out', () => {

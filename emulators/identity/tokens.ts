@@ -27,6 +27,22 @@ export interface TokenIssuer {
   readonly publicJwks: { keys: JWK[] };
 }
 
+/**
+ * The claims that make an app's token Entra's v1.0 or v2.0 one. `acr` is how the app proved itself:
+ * `1` a secret, `2` a certificate (what a managed identity uses).
+ */
+export function versionClaims(
+  version: TokenVersion,
+  tenant: { tenantId: string; issuer: string },
+  clientId: string,
+  acr: '1' | '2',
+) {
+  const sts = v1Issuer(tenant.tenantId);
+  return version === '1.0'
+    ? { iss: sts, idp: sts, appid: clientId, appidacr: acr, ver: '1.0' }
+    : { iss: tenant.issuer, azp: clientId, azpacr: acr, ver: '2.0' };
+}
+
 /** The App Service site of a system-assigned identity, in the form Entra's `xms_mirid` names it. */
 const siteResourceId = (site: string) =>
   `/subscriptions/${SUBSCRIPTION_ID}/resourcegroups/${RESOURCE_GROUP}/providers/Microsoft.Web/sites/${site}`;
@@ -46,18 +62,13 @@ export async function createTokenIssuer(options: {
   if (!signingKey.kid) throw new Error('the signing key has no kid');
   const key = await importJWK(signingKey, 'RS256');
   const { kty, n, e, kid } = signingKey;
-  const sts = v1Issuer(tenantId);
   return {
     publicJwks: { keys: [{ kty, n, e, kid, alg: 'RS256', use: 'sig' }] },
     async issue(identity, audience, version) {
       // Real time, not the stack clock: the SDK's token cache decides when to refresh by real time.
       const now = Math.floor(Date.now() / 1000);
       const expiresOn = now + LIFETIME_SECONDS;
-      // appidacr/azpacr 2: a managed identity authenticates with a certificate.
-      const shaped =
-        version === '1.0'
-          ? { iss: sts, idp: sts, appid: identity.clientId, appidacr: '2', ver: '1.0' }
-          : { iss: issuer, azp: identity.clientId, azpacr: '2', ver: '2.0' };
+      const shaped = versionClaims(version, { tenantId, issuer }, identity.clientId, '2');
       const site = sites[identity.clientId];
       const accessToken = await new SignJWT({
         ...shaped,
