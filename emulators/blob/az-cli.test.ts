@@ -17,10 +17,13 @@ let connection: string;
 const DEAD_PROXY = 'http://127.0.0.1:9';
 
 /**
- * Runs `az … -o json` with a configuration of its own (made by az) and no telemetry; answers its exit
- * code (or why it did not run: ENOENT, a signal) and output.
+ * Runs `az … -o json` with a configuration of its own (made by az in `configDir`) and no telemetry;
+ * answers its exit code (or why it did not run: ENOENT, a signal) and output.
  */
-function az(...args: string[]): Promise<{ code: number | string; stdout: string; stderr: string }> {
+function azIn(
+  configDir: string,
+  ...args: string[]
+): Promise<{ code: number | string; stdout: string; stderr: string }> {
   // Nothing of the user's environment may choose the account or a proxy instead of the arguments.
   const inherited = Object.entries(process.env).filter(
     ([name]) => !name.startsWith('AZURE_') && !name.toLowerCase().endsWith('_proxy'),
@@ -36,7 +39,7 @@ function az(...args: string[]): Promise<{ code: number | string; stdout: string;
         env: {
           ...Object.fromEntries(inherited),
           ...loopbackOnly,
-          AZURE_CONFIG_DIR: config,
+          AZURE_CONFIG_DIR: configDir,
           AZURE_CORE_COLLECT_TELEMETRY: 'false',
           AZURE_CORE_NO_COLOR: 'true',
         },
@@ -48,6 +51,8 @@ function az(...args: string[]): Promise<{ code: number | string; stdout: string;
     );
   });
 }
+
+const az = (...args: string[]) => azIn(config, ...args);
 
 /** `az …` that must succeed: its JSON output. */
 async function azJson(...args: string[]): Promise<unknown> {
@@ -66,57 +71,86 @@ afterAll(async () => {
   data.remove();
 });
 
+// Each az call starts Python (~1 s): the wrong-key check, which shares nothing with the others, runs
+// beside them.
 describe('blob storage through az storage', () => {
-  it("creates a container, uploads with content type and metadata, and lists with stack.json's connection string", async () => {
-    const withConnection = ['--connection-string', connection];
-    expect(await azJson('storage', 'container', 'create', '-n', 'scratch', ...withConnection)).toEqual({
-      created: true,
+  // Two concurrent suites run side by side (one concurrent suite would run a sequential one inside it
+  // before its own tests).
+  describe.concurrent('a blob', () => {
+    describe.sequential('uploaded, then downloaded and deleted', () => {
+      it("creates a container, uploads with content type and metadata, and lists with stack.json's connection string", async () => {
+        const withConnection = ['--connection-string', connection];
+        expect(await azJson('storage', 'container', 'create', '-n', 'scratch', ...withConnection)).toEqual({
+          created: true,
+        });
+        const file = join(data.dir, 'notes.txt');
+        writeFileSync(file, 'hello from az');
+        const blob = ['-c', 'scratch', '-n', 't-1/notes.txt'];
+        const upload = [
+          '-f',
+          file,
+          '--no-progress',
+          '--content-type',
+          'text/plain',
+          '--metadata',
+          'TaskId=t-1',
+        ];
+        await azJson('storage', 'blob', 'upload', ...blob, ...upload, ...withConnection);
+
+        const [containers, blobs] = await Promise.all([
+          azJson('storage', 'container', 'list', '--query', '[].name', ...withConnection),
+          azJson('storage', 'blob', 'list', '-c', 'scratch', '--include', 'm', ...withConnection),
+        ]);
+        // The topology's containers are there from the start, beside the new one.
+        expect(containers).toEqual(['attachments', 'scratch', 'tasks']);
+        expect(blobs).toMatchObject([
+          {
+            name: 't-1/notes.txt',
+            metadata: { TaskId: 't-1' },
+            properties: { contentLength: 13, contentSettings: { contentType: 'text/plain' } },
+          },
+        ]);
+      });
+
+      it('downloads, shows metadata and deletes with --account-name, --account-key and --blob-endpoint', async () => {
+        const key = /AccountKey=([^;]+)/.exec(connection)?.[1] as string;
+        const account = ['--account-name', 'devstoreaccount1', '--account-key', key];
+        const endpoint = ['--blob-endpoint', stack.description.endpoints.blob?.blob as string];
+        const blob = ['-c', 'scratch', '-n', 't-1/notes.txt', ...account, ...endpoint];
+        const downloaded = join(data.dir, 'downloaded.txt');
+        const [, metadata] = await Promise.all([
+          azJson('storage', 'blob', 'download', ...blob, '-f', downloaded, '--no-progress'),
+          azJson('storage', 'blob', 'metadata', 'show', ...blob),
+        ]);
+        expect(readFileSync(downloaded, 'utf8')).toBe('hello from az');
+        expect(metadata).toEqual({ TaskId: 't-1' });
+
+        await azJson('storage', 'blob', 'delete', ...blob);
+        expect(await azJson('storage', 'blob', 'list', '-c', 'scratch', ...account, ...endpoint)).toEqual([]);
+      });
     });
-    const file = join(data.dir, 'notes.txt');
-    writeFileSync(file, 'hello from az');
-    const blob = ['-c', 'scratch', '-n', 't-1/notes.txt'];
-    const upload = ['-f', file, '--no-progress', '--content-type', 'text/plain', '--metadata', 'TaskId=t-1'];
-    await azJson('storage', 'blob', 'upload', ...blob, ...upload, ...withConnection);
-
-    const [containers, blobs] = await Promise.all([
-      azJson('storage', 'container', 'list', '--query', '[].name', ...withConnection),
-      azJson('storage', 'blob', 'list', '-c', 'scratch', '--include', 'm', ...withConnection),
-    ]);
-    // The topology's containers are there from the start, beside the new one.
-    expect(containers).toEqual(['attachments', 'scratch', 'tasks']);
-    expect(blobs).toMatchObject([
-      {
-        name: 't-1/notes.txt',
-        metadata: { TaskId: 't-1' },
-        properties: { contentLength: 13, contentSettings: { contentType: 'text/plain' } },
-      },
-    ]);
   });
 
-  it('downloads, shows metadata and deletes with --account-name, --account-key and --blob-endpoint', async () => {
-    const key = /AccountKey=([^;]+)/.exec(connection)?.[1] as string;
-    const account = ['--account-name', 'devstoreaccount1', '--account-key', key];
-    const endpoint = ['--blob-endpoint', stack.description.endpoints.blob?.blob as string];
-    const blob = ['-c', 'scratch', '-n', 't-1/notes.txt', ...account, ...endpoint];
-    const downloaded = join(data.dir, 'downloaded.txt');
-    const [, metadata] = await Promise.all([
-      azJson('storage', 'blob', 'download', ...blob, '-f', downloaded, '--no-progress'),
-      azJson('storage', 'blob', 'metadata', 'show', ...blob),
-    ]);
-    expect(readFileSync(downloaded, 'utf8')).toBe('hello from az');
-    expect(metadata).toEqual({ TaskId: 't-1' });
-
-    await azJson('storage', 'blob', 'delete', ...blob);
-    expect(await azJson('storage', 'blob', 'list', '-c', 'scratch', ...account, ...endpoint)).toEqual([]);
-  });
-
-  it("says a wrong account key is an authentication failure, as az says of Azure's", async () => {
-    const wrong = connection.replace(/AccountKey=[^;]+/, `AccountKey=${Buffer.alloc(64).toString('base64')}`);
-    const result = await az('storage', 'container', 'list', '--connection-string', wrong);
-    expect(result.code).toBe(1);
-    expect(result.stdout).toBe('');
-    expect(result.stderr).toContain(
-      'Authentication failure. This may be caused by either invalid account key, connection string or sas token value provided for your storage account.',
-    );
+  describe.concurrent('a wrong key', () => {
+    it("says a wrong account key is an authentication failure, as az says of Azure's", async () => {
+      const wrong = connection.replace(
+        /AccountKey=[^;]+/,
+        `AccountKey=${Buffer.alloc(64).toString('base64')}`,
+      );
+      // A configuration of its own: az writes its files on first use, and this runs beside the others.
+      const result = await azIn(
+        join(data.dir, 'az-wrong-key'),
+        'storage',
+        'container',
+        'list',
+        '--connection-string',
+        wrong,
+      );
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain(
+        'Authentication failure. This may be caused by either invalid account key, connection string or sas token value provided for your storage account.',
+      );
+    });
   });
 });
