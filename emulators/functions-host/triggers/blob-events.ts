@@ -3,7 +3,8 @@
  * the host's `blobEvents` option): a stream of Event Grid `Microsoft.Storage.BlobCreated` events for one
  * container, plus watermarks (`emulators/blob/blob-events.cjs`). It stands where the runtime's storage
  * logs source stands: sweeps stay the safety net, one after each (re)connection and at the runtime's
- * pace whenever the stream is not connected. Reconnects with the outage backoff.
+ * pace whenever the stream is not connected. A lost stream is resubscribed at once (at most once per
+ * first backoff delay); a refused or failed subscription is retried with the outage backoff.
  */
 import { type ClientRequest, request } from 'node:http';
 import { StorageSharedKeyCredential } from '@azure/storage-blob';
@@ -28,6 +29,8 @@ interface BlobCreated {
 
 export class BlobEvents {
   #connected = false;
+  /** When a lost stream was last resubscribed at once (ms). */
+  #resubscribedAt = Number.NEGATIVE_INFINITY;
   #stopped = false;
   #request: ClientRequest | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -89,11 +92,20 @@ export class BlobEvents {
       if (ended) return;
       ended = true;
       this.#attempted();
+      // A store that served the stream is most likely up (one connection ended): resubscribing at once
+      // saves the sweeps a backoff would cost. Not again within the backoff's first delay, so that a store
+      // that ends every stream as it begins cannot keep this host busy.
+      const now = Date.now();
+      const atOnce = this.#connected && now - this.#resubscribedAt >= OUTAGE_BOUNDS.minMs;
       if (this.#connected) {
         this.#connected = false;
         if (!this.#stopped) this.handlers.lost(error);
       }
-      if (!this.#stopped) this.#timer = setTimeout(() => this.#connect(), this.#delays.next().value);
+      if (this.#stopped) return;
+      if (atOnce) {
+        this.#resubscribedAt = now;
+        this.#connect();
+      } else this.#timer = setTimeout(() => this.#connect(), this.#delays.next().value);
     };
     const req = request(
       this.#url,
