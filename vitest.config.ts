@@ -67,6 +67,8 @@ export default defineConfig({
     // Test files start real processes and spend much of their time waiting on them: on two cores, three
     // files at once keep both busy (a clean run took 251 s with two, 182 s with three, 183 s with four).
     maxWorkers: 3,
+    // A range of free ports per worker (see the file).
+    setupFiles: ['emulators/core/test-setup.ts'],
     // Generous: they only bound a hang. Tests wait on state, and a busy shared machine can make a stack
     // start or stop take many times its usual second.
     testTimeout: 120_000,

@@ -83,6 +83,21 @@ function readEphemeralLow(): number {
 }
 /** Below every conventional port the stack uses (the highest is Azurite's 10000). */
 const FREE_LOW = 20_000;
+/** The setting that narrows free ports' draws to `LOW-HIGH`: stacks side by side each get a range. */
+export const FREE_PORTS_ENV = 'TASKSTACK_FREE_PORTS';
+
+/** The range free ports are drawn from, `[low, high)`: TASKSTACK_FREE_PORTS if set, else the default. */
+export function freeRange(): [number, number] {
+  const setting = process.env[FREE_PORTS_ENV];
+  if (setting) {
+    const [low, high] = (/^(\d+)-(\d+)$/.exec(setting.trim()) ?? []).slice(1).map(Number);
+    if (!low || !high || low < 1024 || high > 65535 || high - low + 1 < 100)
+      throw new Error(`${FREE_PORTS_ENV}=${setting}: give LOW-HIGH, at least 100 ports within 1024-65535`);
+    return [low, high + 1];
+  }
+  ephemeralLow ??= readEphemeralLow();
+  return [FREE_LOW, Math.max(ephemeralLow, FREE_LOW + 1_000)];
+}
 
 const listenOn = (server: NetServer, port: number, host: string) =>
   new Promise<number>((resolve, reject) => {
@@ -110,11 +125,10 @@ export const portDraw = { random: Math.random };
  */
 export async function listen(server: NetServer, port: number, host = LOOPBACK): Promise<number> {
   if (port !== 0) return listenOn(server, port, host);
-  ephemeralLow ??= readEphemeralLow();
-  const high = Math.max(ephemeralLow, FREE_LOW + 1_000);
+  const [low, high] = freeRange();
   for (let tries = 0; ; tries += 1) {
     try {
-      return await listenOn(server, FREE_LOW + Math.floor(portDraw.random() * (high - FREE_LOW)), host);
+      return await listenOn(server, low + Math.floor(portDraw.random() * (high - low)), host);
     } catch (error) {
       // Taken (by another stack, say): another draw. After many, the range is not ours to use.
       if (!(error instanceof PortInUseError) || tries === 100) throw error;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { connect, createServer, Server } from 'node:net';
-import { describe, expect, it, vi } from 'vitest';
-import { LOOPBACK, listen, portDraw } from '../core/http.ts';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FREE_PORTS_ENV, freeRange, LOOPBACK, listen, portDraw } from '../core/http.ts';
 import { freePort, portIsFree, reservePorts } from './ports.ts';
 
 describe('reservePorts', () => {
@@ -70,7 +70,11 @@ describe('free ports', () => {
   // Linux's range for outgoing connections and listen(0): a stopped component's port in it could be
   // given to any client socket meanwhile, and the component could not listen on it again.
   const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
-  const draw = (port: number) => (port - 20_000 + 0.5) / (low - 20_000);
+  // The range in force: the default, or the test worker's own (emulators/core/test-setup.ts).
+  const draw = (port: number) => {
+    const [from, to] = freeRange();
+    return (port - from + 0.5) / (to - from);
+  };
 
   it('are drawn below the ephemeral range, each another', async () => {
     const { ports, release } = await reservePorts({ a: 0, b: 0, c: 7070 }, 'free');
@@ -95,5 +99,37 @@ describe('free ports', () => {
       random.mockRestore();
       taken.close();
     }
+  });
+
+  describe('TASKSTACK_FREE_PORTS', () => {
+    const before = process.env[FREE_PORTS_ENV];
+    afterEach(() => {
+      if (before === undefined) delete process.env[FREE_PORTS_ENV];
+      else process.env[FREE_PORTS_ENV] = before;
+    });
+
+    it('narrows the draws to its range, both ends included', async () => {
+      process.env[FREE_PORTS_ENV] = '31000-31149';
+      expect(freeRange()).toEqual([31_000, 31_150]);
+      const { ports, release } = await reservePorts({ a: 0, b: 0, c: 0 }, 'free');
+      await release(['a', 'b', 'c']);
+      for (const port of [ports.a, ports.b, ports.c, await freePort()] as number[]) {
+        expect(port).toBeGreaterThanOrEqual(31_000);
+        expect(port).toBeLessThanOrEqual(31_149);
+      }
+    });
+
+    it.each([
+      '31000',
+      '31149-31000',
+      '80-2000',
+      '31000-31050',
+      '31000-70000',
+    ])('refuses %s, naming the setting and what it takes', async (setting) => {
+      process.env[FREE_PORTS_ENV] = setting;
+      await expect(freePort()).rejects.toThrow(
+        `TASKSTACK_FREE_PORTS=${setting}: give LOW-HIGH, at least 100 ports within 1024-65535`,
+      );
+    });
   });
 });
