@@ -249,9 +249,7 @@ describe('taskstack reset never removes what holds the working directory or the 
     try {
       const { status, stdout, stderr } = runAsOther(['reset', '--data-dir', dir]);
       expect({ status, stdout }).toEqual({ status: 1, stdout: '' });
-      expect(stderr).toMatch(
-        new RegExp(`^taskstack: cannot remove ${dir}: EACCES: permission denied, [^\n]+\n$`),
-      );
+      expect(stderr).toBe(`taskstack: cannot remove ${dir}: this user may not (EACCES)\n`);
       expect(existsSync(join(dir, 'keys.json'))).toBe(true);
     } finally {
       chmodSync(parent, 0o755);

@@ -330,7 +330,11 @@ switch (command) {
       try {
         rmSync(dataDir, { recursive: true, force: true });
       } catch (error) {
-        fail(`cannot remove ${dataDir}: ${(error as Error).message}`);
+        // In our words: Node's differ between versions (20: `EACCES: permission denied, rm …`; 24:
+        // `EACCES, Permission denied: …`, naming the path twice).
+        const { code, message } = error as NodeJS.ErrnoException;
+        const denied = code === 'EACCES' || code === 'EPERM';
+        fail(`cannot remove ${dataDir}: ${denied ? `this user may not (${code})` : message}`);
       }
     }
     console.log(`removed ${dataDir}`);
