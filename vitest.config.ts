@@ -5,6 +5,7 @@ import { defineConfig } from 'vitest/config';
 import { readTarget, TARGET_ENV } from './contracts/target.ts';
 import { loadTls } from './emulators/core/ca.ts';
 import { bypassProxyForLoopback } from './emulators/core/http.ts';
+import { withoutShellCredentials } from './emulators/core/platform.ts';
 import { loadSecrets } from './emulators/core/secrets.ts';
 import { loadTopology } from './emulators/core/topology.ts';
 
@@ -19,6 +20,9 @@ process.env.TASKSTACK_TEST_SHARED_DIR = testSharedDir;
 // The tests drive the stores with the Azure SDKs, which would send even loopback requests to a
 // developer's HTTP(S)_PROXY.
 Object.assign(process.env, bypassProxyForLoopback(process.env));
+// Nor may a shell signed in to a developer's own tenant (AZURE_CLIENT_ID …) choose the credential the
+// tests' SDK clients use: they sign in as the stack's identities.
+for (const name of withoutShellCredentials(process.env).removed) delete process.env[name];
 
 /**
  * The CA file the test processes trust: the tests' own, and for `TASKSTACK_TARGET_FILE=FILE npm test`

@@ -43,3 +43,45 @@ export function readinessCheck(healthCheckPath: string | undefined): {
     ? { path: WARMUP_PATH, lowest: 100, highest: 599 }
     : { path: healthCheckPath, lowest: 200, highest: 299 };
 }
+
+/**
+ * The variables through which the Azure SDKs choose whose credential an app uses: @azure/identity's
+ * environment, workload-identity and DefaultAzureCredential settings, and the managed-identity sources
+ * MSAL detects. An app on App Service has them only as its app settings. From a developer's shell,
+ * signed in to their own tenant, they made the apps here ask that tenant (EnvironmentCredential) instead
+ * of the stack's managed identity.
+ */
+const SHELL_CREDENTIAL_VARIABLES = [
+  'AZURE_TENANT_ID',
+  'AZURE_CLIENT_ID',
+  'AZURE_CLIENT_SECRET',
+  'AZURE_CLIENT_CERTIFICATE_PATH',
+  'AZURE_CLIENT_CERTIFICATE_PASSWORD',
+  'AZURE_CLIENT_SEND_CERTIFICATE_CHAIN',
+  'AZURE_USERNAME',
+  'AZURE_PASSWORD',
+  'AZURE_FEDERATED_TOKEN_FILE',
+  'AZURE_AUTHORITY_HOST',
+  'AZURE_ADDITIONALLY_ALLOWED_TENANTS',
+  'AZURE_IDENTITY_DISABLE_MULTITENANTAUTH',
+  'AZURE_REGIONAL_AUTHORITY_NAME',
+  'AZURE_POD_IDENTITY_AUTHORITY_HOST',
+  'AZURE_TOKEN_CREDENTIALS',
+  'IDENTITY_ENDPOINT',
+  'IDENTITY_HEADER',
+  'IDENTITY_SERVER_THUMBPRINT',
+  'IMDS_ENDPOINT',
+  'MSI_ENDPOINT',
+  'MSI_SECRET',
+];
+
+/** `env` without the shell's credential variables, and the names of those it had (never their values). */
+export function withoutShellCredentials(env: NodeJS.ProcessEnv): {
+  env: NodeJS.ProcessEnv;
+  removed: string[];
+} {
+  const removed = SHELL_CREDENTIAL_VARIABLES.filter((name) => env[name] !== undefined);
+  const kept = { ...env };
+  for (const name of removed) delete kept[name];
+  return { env: kept, removed };
+}

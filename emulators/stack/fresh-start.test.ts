@@ -50,6 +50,35 @@ describe('taskstack start on an empty data directory', () => {
     expect(untracked.toString()).toBe('');
   });
 
+  it('gives the apps the stack’s identity, not the credential a developer’s shell names', async () => {
+    // As in a shell signed in to the developer's own tenant (a service principal for Terraform, say).
+    const env = {
+      ...process.env,
+      AZURE_TENANT_ID: '72f988bf-86f1-41af-91ab-2d7cd011db47',
+      AZURE_CLIENT_ID: '0e9c6b1a-0000-4000-8000-000000000001',
+      AZURE_CLIENT_SECRET: 'not-this',
+    };
+    const dataDir = join(project, 'signed-in-shell');
+    const stack = await startCli({ dataDir, env }, '--free-ports');
+    try {
+      const { baseUrl, functionKey } = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8'));
+      // Creating a task reads the encryption key from Key Vault with the app's managed identity.
+      const created = await fetch(`${baseUrl}/api/managetask?code=${functionKey}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ Title: 'From a signed-in shell', Description: 'secret' }),
+      });
+      expect(created.status).toBe(200);
+      expect(stack.output()).toContain(
+        'stack     | not given to the apps, from this shell: AZURE_TENANT_ID, AZURE_CLIENT_ID, AZURE_CLIENT_SECRET (in Azure an app has them only as its app settings: system/apps.json)',
+      );
+      expect(stack.output()).not.toContain('not-this');
+    } finally {
+      process.kill(-(stack.child.pid as number), 'SIGINT');
+      expect(await stack.exited).toBe(0);
+    }
+  });
+
   it('starts behind a developer’s HTTP(S)_PROXY: the stack’s own requests to loopback never go to it', async () => {
     // A proxy that cannot reach this machine's loopback, as a company's: it refuses whatever reaches it.
     let reached = 0;

@@ -6,6 +6,7 @@ import { checkShifts, StackClock } from '../core/clock.ts';
 import { readJsonIfExists, writeFileAtomic } from '../core/files.ts';
 import { bypassProxyForLoopback } from '../core/http.ts';
 import { NotFoundError } from '../core/ipc.ts';
+import { withoutShellCredentials } from '../core/platform.ts';
 import { openSecrets } from '../core/secrets.ts';
 import { loadTopology } from '../core/topology.ts';
 import { loadDirectory, testUsers } from '../identity/directory.ts';
@@ -97,7 +98,15 @@ async function startLocked(
       'stack',
       `${clockPath}: ${history.problem}; kept the ${history.shifts.length} shift(s) before it`,
     );
-  const env = bypassProxyForLoopback({ ...process.env, NODE_EXTRA_CA_CERTS: tls.caPath });
+  // The components' environment is this shell's, as `func start` gives the host and worker theirs, but
+  // for whose credential the apps use: in Azure only an app's settings say that.
+  const shell = withoutShellCredentials(process.env);
+  if (shell.removed.length > 0)
+    out.line(
+      'stack',
+      `not given to the apps, from this shell: ${shell.removed.join(', ')} (in Azure an app has them only as its app settings: system/apps.json)`,
+    );
+  const env = bypassProxyForLoopback({ ...shell.env, NODE_EXTRA_CA_CERTS: tls.caPath });
   // Each emulator's bundle, made now if a source changed (web apps A and B run the same one). A build
   // takes seconds, so the console says why this start is slower.
   const emulators = [...new Set(plans.map((plan) => plan.emulator))];
