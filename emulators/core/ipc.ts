@@ -31,7 +31,8 @@ export type FromComponent =
   /** Each second, from a component that asked to be watched (EmulatorContext.watch): how long it may go without another. */
   | { type: 'alive'; silentForMs: number }
   | { type: 'changed'; what: 'keys' }
-  | { type: 'failed'; message: string }
+  /** `portInUse`: the start failed only because another process holds that port. */
+  | { type: 'failed'; message: string; portInUse?: number }
   | { type: 'reply'; id: number; ok: true; result?: unknown }
   | { type: 'reply'; id: number; ok: false; message: string; notFound?: boolean; invalid?: boolean }
   | { type: 'stopped' };

@@ -3,6 +3,7 @@
  * (TASKSTACK_FREE_PORTS), and so do the stacks and components it starts, which inherit the setting.
  * A launcher lets each component's port go just before the component listens on it; a stack of another
  * worker drawing that port meanwhile failed a start ("blob failed to start: port … is already in use").
+ * The launcher now starts again on ports drawn anew (stack/launcher.ts); own ranges make that rare.
  */
 import { FREE_PORTS_ENV } from './http.ts';
 

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { saveCodeCache } from '../core/bundle.mjs';
 import { StackClock } from '../core/clock.ts';
 import { type Emulator, type RunningEmulator, startEmulator } from '../core/emulator.ts';
+import { PortInUseError } from '../core/http.ts';
 import { type FromComponent, InvalidInputError, NotFoundError, type ToComponent } from '../core/ipc.ts';
 
 // Zod compiles a schema to a function at its first parse; a process that parses its options once, and
@@ -114,7 +115,11 @@ async function handle(emulator: Emulator, message: ToComponent) {
         send({ type: 'ready', endpoints: running.endpoints });
         saveCodeCache();
       } catch (error) {
-        send({ type: 'failed', message: (error as Error).message });
+        send({
+          type: 'failed',
+          message: (error as Error).message,
+          portInUse: error instanceof PortInUseError ? error.port : undefined,
+        });
         await stop(1);
       }
       break;

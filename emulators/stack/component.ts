@@ -8,6 +8,7 @@ import { openSslTrust } from '../core/ca.ts';
 import type { ClockShift } from '../core/clock.ts';
 import { type LogFile, openLogFile, printable } from '../core/files.ts';
 import { heapFlags, withMallocEnv } from '../core/heap.ts';
+import { PortInUseError } from '../core/http.ts';
 import {
   type FromComponent,
   InvalidInputError,
@@ -209,7 +210,8 @@ export class ComponentProcess {
           this.endpoints = message.endpoints;
           resolve(message.endpoints);
         } else if (message.type === 'failed') {
-          reject(new Error(message.message));
+          // Typed, so that the launcher can tell a port taken meanwhile from any other failure.
+          reject(message.portInUse ? new PortInUseError(message.portInUse) : new Error(message.message));
         } else if (message.type === 'alive') {
           this.#heard(child, message.silentForMs);
         } else if (message.type === 'changed') {

@@ -4,7 +4,7 @@ import { loadApps } from '../core/apps.ts';
 import { loadTls } from '../core/ca.ts';
 import { checkShifts, StackClock } from '../core/clock.ts';
 import { readJsonIfExists, writeFileAtomic } from '../core/files.ts';
-import { bypassProxyForLoopback } from '../core/http.ts';
+import { bypassProxyForLoopback, PortInUseError } from '../core/http.ts';
 import { NotFoundError } from '../core/ipc.ts';
 import { withoutShellCredentials } from '../core/platform.ts';
 import { openSecrets } from '../core/secrets.ts';
@@ -46,10 +46,38 @@ export async function start(
     throw new Error(`unknown component(s) ${unknown.join(', ')}; known: ${known.join(', ')}`);
   // Held until the stack stops, or the start fails.
   const unlock = lockDataDir(options.dataDir);
-  return startLocked(options, apps, unlock, signal).catch((error) => {
-    unlock();
-    throw error;
-  });
+  const attempt = (redraws: number): Promise<Stack> =>
+    startLocked(options, apps, unlock, signal).catch((error: Error) => {
+      if (redraws === 0 || signal?.aborted || !takenMeanwhile(error, options)) {
+        unlock();
+        throw error;
+      }
+      new Console(['stack'], options.console ? process.stdout : null).line(
+        'stack',
+        `${error.message} (taken meanwhile by another process): starting again on ports drawn anew`,
+      );
+      return attempt(redraws - 1);
+    });
+  return attempt(MAX_REDRAWS);
+}
+
+/** Starts made again for drawn ports taken meanwhile: one more would mean the range is crowded. */
+const MAX_REDRAWS = 3;
+
+/**
+ * Whether a start failed only because a port drawn for a component (--free-ports, no --<name>-port)
+ * was taken by another process between the launcher letting it go and the component listening on it.
+ * The whole start is then made again on ports drawn anew, rather than that one port: services start
+ * side by side and name each other (the vault's seed names Cosmos, every service the identity
+ * provider, the provider the apps), so those already started would have to start again anyway.
+ */
+function takenMeanwhile(error: Error, options: StackOptions): boolean {
+  const { cause } = error;
+  return (
+    options.ports === 'free' &&
+    cause instanceof PortInUseError &&
+    !Object.values(options.portOverrides).includes(cause.port)
+  );
 }
 
 async function startLocked(
@@ -216,7 +244,7 @@ async function startLocked(
           : error.message;
         // Stopped during its start (a Ctrl-C, another component's failure): not a failure of its own.
         if (!signal?.aborted && !component.stopping) out.progress(component.name, 'failed', message);
-        throw new Error(`${component.name} failed to start: ${message}`);
+        throw new Error(`${component.name} failed to start: ${message}`, { cause: error });
       });
       const ms = performance.now() - (startedAt.get(component) ?? 0);
       if (!signal?.aborted) out.progress(component.name, 'ready', `in ${Math.round(ms)} ms`);
