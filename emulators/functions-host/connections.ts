@@ -1,8 +1,10 @@
 /** Named connections resolved from app settings, as the Functions extensions resolve them. */
 import { createRequire } from 'node:module';
 import type { CosmosClient } from '@azure/cosmos';
+import type { RetryMode } from '@azure/event-hubs';
 import type { DefaultAzureCredential } from '@azure/identity';
 import { type BlobClient, type BlobDownloadResponseParsed, BlobServiceClient } from '@azure/storage-blob';
+import type { BindingInfo } from './core-api.ts';
 
 export type Settings = Record<string, string | undefined>;
 
@@ -121,6 +123,46 @@ export function resolveSettingReferences(value: string, settings: Settings): str
     return resolved;
   });
 }
+
+/**
+ * The hub and how to reach it, as the extension's EventHubClientFactory resolves them: the connection
+ * string, else `<name>__fullyQualifiedNamespace` with the app's identity, with its words when neither is
+ * there; a connection string's `EntityPath` wins over `eventHubName` (where the JS SDK would refuse two
+ * different names).
+ */
+export function eventHubConnection(
+  settings: Settings,
+  binding: BindingInfo,
+): { connection: string; hub: string } | { namespace: string; hub: string } {
+  const name = String(binding.connection ?? '');
+  const connection = connectionSetting(settings, name);
+  const hub = resolveSettingReferences(String(binding.eventHubName ?? ''), settings);
+  if (connection) {
+    const entityPath = /(?:^|;)\s*EntityPath\s*=\s*([^;]*)/i.exec(connection)?.[1]?.trim();
+    return { connection, hub: entityPath || hub };
+  }
+  const namespace = settings[`${name}__fullyQualifiedNamespace`];
+  if (namespace) return { namespace, hub };
+  if (hasIdentitySettings(settings, name))
+    throw new Error(
+      "Connection should have an 'fullyQualifiedNamespace' property or be a string representing a connection string.",
+    );
+  throw new Error(
+    `EventHub account connection string with name '${name}' does not exist in the settings. Make sure that it is a defined App Setting.`,
+  );
+}
+
+/**
+ * How the extension's Event Hubs clients (Azure.Messaging.EventHubs) retry: 3 times from 0.8 s,
+ * exponentially, at most 1 min apart; the JS SDK's default (3 times, 30 s apart) would hide an outage
+ * for 90 s. (`mode` 0 is RetryMode.Exponential, written out so the SDK loads only when an app needs it.)
+ */
+export const EVENT_HUBS_RETRY = {
+  maxRetries: 3,
+  retryDelayInMs: 800,
+  maxRetryDelayInMs: 60_000,
+  mode: 0 as RetryMode.Exponential,
+};
 
 /**
  * A blob's content, ETag and properties from one download (so they always belong to the same version).

@@ -1,6 +1,6 @@
 /** How the Event Hubs trigger finds its hub and connection, as the extension's EventHubClientFactory does. */
 import { describe, expect, it } from 'vitest';
-import { eventHubConnection } from './eventhub.ts';
+import { eventHubConnection } from '../connections.ts';
 
 const KEY = 'Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=k;SharedAccessKey=a2V5';
 const trigger = {

@@ -13,10 +13,9 @@ import type { PartitionContext, ReceivedEventData } from '@azure/event-hubs';
 import {
   appCredential,
   blobService,
-  connectionSetting,
-  hasIdentitySettings,
+  EVENT_HUBS_RETRY,
+  eventHubConnection,
   resolveSettingReferences,
-  type Settings,
 } from '../connections.ts';
 import type { RegisteredFunction, RpcTypedData } from '../core-api.ts';
 import type { Host, Listener, TriggerBinding, TriggerKind } from '../host.ts';
@@ -116,36 +115,8 @@ const sdk = async () => ({
   ...(await import('@azure/eventhubs-checkpointstore-blob')),
 });
 
-/**
- * The hub and how to reach it, as the extension's EventHubClientFactory resolves them: the connection
- * string, else `<name>__fullyQualifiedNamespace` with the app's identity, with its words when neither is
- * there; a connection string's `EntityPath` wins over `eventHubName` (where the JS SDK would refuse two
- * different names).
- */
-export function eventHubConnection(
-  settings: Settings,
-  trigger: TriggerBinding,
-): { connection: string; hub: string } | { namespace: string; hub: string } {
-  const name = String(trigger.connection ?? '');
-  const connection = connectionSetting(settings, name);
-  const hub = resolveSettingReferences(String(trigger.eventHubName ?? ''), settings);
-  if (connection) {
-    const entityPath = /(?:^|;)\s*EntityPath\s*=\s*([^;]*)/i.exec(connection)?.[1]?.trim();
-    return { connection, hub: entityPath || hub };
-  }
-  const namespace = settings[`${name}__fullyQualifiedNamespace`];
-  if (namespace) return { namespace, hub };
-  if (hasIdentitySettings(settings, name))
-    throw new Error(
-      "Connection should have an 'fullyQualifiedNamespace' property or be a string representing a connection string.",
-    );
-  throw new Error(
-    `EventHub account connection string with name '${name}' does not exist in the settings. Make sure that it is a defined App Setting.`,
-  );
-}
-
 async function consumerFor(host: Host, trigger: TriggerBinding, fn: RegisteredFunction) {
-  const { BlobCheckpointStore, EventHubConsumerClient, RetryMode } = await sdk();
+  const { BlobCheckpointStore, EventHubConsumerClient } = await sdk();
   const target = eventHubConnection(host.settings, trigger);
   const { hub } = target;
   const group = trigger.consumerGroup
@@ -163,14 +134,7 @@ async function consumerFor(host: Host, trigger: TriggerBinding, fn: RegisteredFu
       updateIntervalInMs: LOAD_BALANCING_MS,
       partitionOwnershipExpirationIntervalInMs: 30_000,
     },
-    // The extension's client (Azure.Messaging.EventHubs) retries 3 times from 0.8 s, exponentially, at
-    // most 1 min apart; the JS SDK's default (3 times, 30 s apart) would hide an outage for 90 s.
-    retryOptions: {
-      maxRetries: 3,
-      retryDelayInMs: 800,
-      maxRetryDelayInMs: 60_000,
-      mode: RetryMode.Exponential,
-    },
+    retryOptions: EVENT_HUBS_RETRY,
   };
   const client =
     'connection' in target
