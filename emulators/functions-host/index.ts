@@ -168,11 +168,12 @@ export default defineEmulator({
     // Past a function's timeout and grace, Azure's host restarts the worker running it. The worker is
     // this process, so it ends and is started again: as a crash when the function still lets the event
     // loop turn, by the watchdog when it does not (an endless loop).
+    const outputs = outputWriter(settings, context.clock, stopping.signal);
     const invoker = new Invoker(
       registry,
       logs,
       config.functionTimeoutMs,
-      outputWriter(settings, context.clock, stopping.signal),
+      outputs,
       inputReader(settings, context.clock),
       (_fn, invocationId) => {
         logs.host(
@@ -289,6 +290,7 @@ export default defineEmulator({
           Promise.allSettled(listeners.map((listener) => listener.stop())),
           closeServer(SHUTDOWN_GRACE_MS),
         ]);
+        await outputs.close();
         await runAppTerminate(registry).catch((error: Error) =>
           logs.host('error', `appTerminate hook failed: ${error.message}`),
         );

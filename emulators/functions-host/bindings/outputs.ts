@@ -1,7 +1,8 @@
 /**
  * Output bindings the host writes after a successful invocation: blob (`storageBlob` output), Event
- * Grid (`eventGrid` output) and Cosmos DB (`cosmosDB` output). The HTTP output is the HTTP layer's; other binding types fail the
- * invocation with a clear message rather than silently dropping data.
+ * Grid (`eventGrid` output), Cosmos DB (`cosmosDB` output) and Event Hubs (`eventHub` output). The HTTP
+ * output is the HTTP layer's; other binding types fail the invocation with a clear message rather than
+ * silently dropping data.
  */
 import type { StackClock } from '../../core/clock.ts';
 import { blobService, type Settings } from '../connections.ts';
@@ -11,6 +12,7 @@ import type { BindingData, OutputWriter } from '../invoke.ts';
 import { writeCosmos } from './cosmos-output.ts';
 import { splitBlobPath, typedDataBytes } from './data.ts';
 import { publishEvents } from './eventgrid.ts';
+import { EventHubProducers } from './eventhub-output.ts';
 import { propertyResolver } from './expressions.ts';
 import { INPUT_TYPES } from './inputs.ts';
 
@@ -35,12 +37,15 @@ async function writeBlob(binding: BindingInfo, data: RpcTypedData, settings: Set
   await containerClient.getBlockBlobClient(blob).upload(content, content.length);
 }
 
-/** Bindings of `fn` this host does not serve: outputs other than http, blob, eventGrid, cosmosDB; inputs other than blob, cosmosDB. */
+/**
+ * Bindings of `fn` this host does not serve: outputs other than http, blob, eventGrid, cosmosDB,
+ * eventHub; inputs other than blob, cosmosDB.
+ */
 export function unsupportedBindings(fn: RegisteredFunction): string[] {
   return Object.entries(fn.bindings)
     .filter(([, binding]) =>
       binding.direction === 'out'
-        ? !['http', 'blob', 'eventgrid', 'cosmosdb'].includes(binding.type.toLowerCase())
+        ? !['http', 'blob', 'eventgrid', 'cosmosdb', 'eventhub'].includes(binding.type.toLowerCase())
         : !/trigger$/i.test(binding.type) && !INPUT_TYPES.includes(binding.type.toLowerCase()),
     )
     .map(([name, binding]) => `${name} (${binding.type}, ${binding.direction})`);
@@ -53,9 +58,17 @@ const outputsOf = perFunction((fn) =>
   ),
 );
 
-/** Writes outputs; once `stopping` (the host's stop) is aborted, the Event Grid output retries no more. */
-export function outputWriter(settings: Settings, clock: StackClock, stopping: AbortSignal): OutputWriter {
-  return async (fn: RegisteredFunction, response: RpcInvocationResponse, bindingData: BindingData) => {
+/**
+ * Writes outputs; once `stopping` (the host's stop) is aborted, the Event Grid output retries no more.
+ * `close` ends the writer's Event Hubs producers, once no invocation runs any more.
+ */
+export function outputWriter(
+  settings: Settings,
+  clock: StackClock,
+  stopping: AbortSignal,
+): OutputWriter & { close(): Promise<void> } {
+  const eventHubs = new EventHubProducers();
+  const write = async (fn: RegisteredFunction, response: RpcInvocationResponse, bindingData: BindingData) => {
     for (const [name, binding] of outputsOf(fn)) {
       const type = binding.type.toLowerCase();
       const data = outputValue(name, response);
@@ -67,9 +80,12 @@ export function outputWriter(settings: Settings, clock: StackClock, stopping: Ab
         await publishEvents(binding, data, settings, stopping);
       } else if (type === 'cosmosdb') {
         await writeCosmos(binding, data, settings, resolve);
+      } else if (type === 'eventhub') {
+        await eventHubs.send(binding, data, settings);
       } else {
         throw new Error(`output binding type '${binding.type}' (${name}) is not supported by this host`);
       }
     }
   };
+  return Object.assign(write, { close: () => eventHubs.close() });
 }
