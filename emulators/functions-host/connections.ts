@@ -125,9 +125,9 @@ export function resolveSettingReferences(value: string, settings: Settings): str
 }
 
 /**
- * The hub and how to reach it, as the extension's EventHubClientFactory resolves them: the connection
- * string, else `<name>__fullyQualifiedNamespace` with the app's identity, with its words when neither is
- * there; a connection string's `EntityPath` wins over `eventHubName` (where the JS SDK would refuse two
+ * The hub and how to reach it, as the extension's EventHubClientFactory resolves them for a trigger
+ * (`in`) or an output (`out`): the connection string, else `<name>__fullyQualifiedNamespace` with the
+ * app's identity, with its words when neither is there or the binding names no connection; a connection string's `EntityPath` wins over `eventHubName` (where the JS SDK would refuse two
  * different names).
  */
 export function eventHubConnection(
@@ -137,6 +137,9 @@ export function eventHubConnection(
   const name = String(binding.connection ?? '');
   const connection = connectionSetting(settings, name);
   const hub = resolveSettingReferences(String(binding.eventHubName ?? ''), settings);
+  // Without a connection name the extension looks for no setting (AzureWebJobsStorage is not its default).
+  if (!name)
+    throw new Error(`No event hub ${binding.direction === 'out' ? 'sender' : 'receiver'} named ${hub}`);
   if (connection) {
     const entityPath = /(?:^|;)\s*EntityPath\s*=\s*([^;]*)/i.exec(connection)?.[1]?.trim();
     return { connection, hub: entityPath || hub };

@@ -54,7 +54,6 @@ export class EventHubProducers {
   readonly #producers = new Map<string, Promise<EventHubProducerClient>>();
 
   #producer(settings: Settings, binding: BindingInfo): Promise<EventHubProducerClient> {
-    if (!binding.connection) throw new Error(`No event hub sender named ${binding.eventHubName ?? ''}`);
     const target = eventHubConnection(settings, binding);
     const key = `${'connection' in target ? target.connection : target.namespace}|${target.hub}`;
     let producer = this.#producers.get(key);

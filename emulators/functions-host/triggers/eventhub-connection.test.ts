@@ -40,4 +40,13 @@ describe('Event Hubs trigger connection', () => {
       "Connection should have an 'fullyQualifiedNamespace' property or be a string representing a connection string.",
     );
   });
+
+  it("without a connection name, takes no setting (not AzureWebJobsStorage): the extension's words", () => {
+    const settings = { AzureWebJobsStorage: KEY };
+    expect(() => eventHubConnection(settings, { ...trigger, connection: '' })).toThrow(
+      'No event hub receiver named configured',
+    );
+    const output = { type: 'eventHub', direction: 'out' as const, eventHubName: 'configured' };
+    expect(() => eventHubConnection(settings, output)).toThrow('No event hub sender named configured');
+  });
 });
