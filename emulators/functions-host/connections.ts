@@ -168,6 +168,15 @@ export const EVENT_HUBS_RETRY = {
 };
 
 /**
+ * What an Event Hubs SDK error says: its retries end in an AggregateError of every try, and a refused
+ * connection is one of an error per address, neither with a message of its own; the last try's then.
+ */
+export function eventHubsErrorText(error: Error): string {
+  const tries = (error as Partial<AggregateError>).errors as Error[] | undefined;
+  return error.message || tries?.at(-1)?.message || (error as { code?: string }).code || error.name;
+}
+
+/**
  * A blob's content, ETag and properties from one download (so they always belong to the same version).
  */
 export async function downloadBlob(

@@ -16,7 +16,13 @@
  *   per namespace and hub, as its EventHubClientFactory caches them.
  */
 import type { EventHubProducerClient } from '@azure/event-hubs';
-import { appCredential, EVENT_HUBS_RETRY, eventHubConnection, type Settings } from '../connections.ts';
+import {
+  appCredential,
+  EVENT_HUBS_RETRY,
+  eventHubConnection,
+  eventHubsErrorText,
+  type Settings,
+} from '../connections.ts';
 import type { BindingInfo, RpcTypedData } from '../core-api.ts';
 
 /** The host's Utility.IsJson: `{…}` or `[…]` once trimmed. */
@@ -75,19 +81,11 @@ export class EventHubProducers {
     const bodies = eventBodies(data);
     if (bodies.length === 0) return;
     const producer = await this.#producer(settings, binding);
-    let batch = await producer.createBatch();
-    for (const body of bodies) {
-      if (batch.tryAdd({ body })) continue;
-      if (batch.count > 0) {
-        await producer.sendBatch(batch);
-        batch = await producer.createBatch();
-        if (batch.tryAdd({ body })) continue;
-      }
-      throw new Error(
-        `Event is too large. Event is approximately ${body.length}b and max size is ${batch.maxSizeInBytes}b`,
-      );
-    }
-    await producer.sendBatch(batch);
+    // The .NET client fails with its last try's error; the JS SDK's retries end in an AggregateError
+    // without a message of its own, which would leave the run's failure line empty.
+    await sendAll(producer, bodies).catch((error: Error) => {
+      throw error.message ? error : new Error(eventHubsErrorText(error), { cause: error });
+    });
   }
 
   async close(): Promise<void> {
@@ -95,4 +93,21 @@ export class EventHubProducers {
     this.#producers.clear();
     await Promise.allSettled(producers.map(async (producer) => (await producer).close()));
   }
+}
+
+/** The events in as few batches as the hub's message size allows, as EventHubAsyncCollector sends them. */
+async function sendAll(producer: EventHubProducerClient, bodies: Buffer[]): Promise<void> {
+  let batch = await producer.createBatch();
+  for (const body of bodies) {
+    if (batch.tryAdd({ body })) continue;
+    if (batch.count > 0) {
+      await producer.sendBatch(batch);
+      batch = await producer.createBatch();
+      if (batch.tryAdd({ body })) continue;
+    }
+    throw new Error(
+      `Event is too large. Event is approximately ${body.length}b and max size is ${batch.maxSizeInBytes}b`,
+    );
+  }
+  await producer.sendBatch(batch);
 }

@@ -15,6 +15,7 @@ import {
   blobService,
   EVENT_HUBS_RETRY,
   eventHubConnection,
+  eventHubsErrorText,
   resolveSettingReferences,
 } from '../connections.ts';
 import type { RegisteredFunction, RpcTypedData } from '../core-api.ts';
@@ -228,9 +229,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
             );
         },
         async processError(error: Error, context: PartitionContext) {
-          // A refused connection comes as an AggregateError (one per address) with no message of its own.
-          const first = (error as Partial<AggregateError>).errors?.[0] as Error | undefined;
-          const reason = error.message || first?.message || (error as { code?: string }).code || error.name;
+          const reason = eventHubsErrorText(error);
           // Without a partition, the error is load balancing's: the checkpoint store's (ownership lives there).
           if (!context.partitionId) checkpoints.failed(new Error(`load balancing: ${reason}`));
           else outage.failed(new Error(`partition ${context.partitionId}: ${reason}`));
