@@ -9,7 +9,7 @@ import { EventHubConsumerClient, earliestEventPosition } from '@azure/event-hubs
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testContext, testDataDir, waitFor } from '../core/testing.ts';
 import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
-import { appPath, readLog } from './test/helpers.ts';
+import { readLog, receiveEvents, startEventHubOutputHost } from './test/helpers.ts';
 
 const data = testDataDir();
 const logFile = join(data.dir, 'logs', 'functions.jsonl');
@@ -34,21 +34,11 @@ afterAll(async () => {
 async function startHostAs(app: string) {
   await host?.stop();
   const { secrets } = await testContext(data.dir);
-  host = await startComponent(
-    'functions',
-    {
-      port: 0,
-      appDir: appPath('app-eventhub-output'),
-      logFile,
-      settings: {
-        AzureWebJobsSecretStorageType: 'files',
-        StreamHubConnection__fullyQualifiedNamespace: eventHubs.endpoints.fullyQualifiedNamespace as string,
-        IDENTITY_ENDPOINT: idp.endpoints.identityEndpoint as string,
-        IDENTITY_HEADER: secrets.identities[app]?.header ?? '',
-      },
-    },
-    data.dir,
-  );
+  host = await startEventHubOutputHost(data.dir, logFile, {
+    StreamHubConnection__fullyQualifiedNamespace: eventHubs.endpoints.fullyQualifiedNamespace as string,
+    IDENTITY_ENDPOINT: idp.endpoints.identityEndpoint as string,
+    IDENTITY_HEADER: secrets.identities[app]?.header ?? '',
+  });
   return host;
 }
 
@@ -64,21 +54,10 @@ describe('Event Hubs output with an identity-based connection', () => {
       eventHubs.endpoints.connectionString as string,
       'taskevents',
     );
-    const bodies: string[] = [];
-    const subscription = consumer.subscribe(
-      {
-        async processEvents(events) {
-          for (const event of events) bodies.push((event.body as Buffer).toString('utf8'));
-        },
-        async processError() {},
-      },
-      { startPosition: earliestEventPosition, skipParsingBodyAsJson: true, maxWaitTimeInSeconds: 1 },
-    );
     try {
-      await waitFor('the event', () => bodies.length > 0);
-      expect(bodies).toEqual(['plain text: é']);
+      const events = await receiveEvents(consumer, earliestEventPosition, 1);
+      expect(events.map((event) => event.body.toString('utf8'))).toEqual(['plain text: é']);
     } finally {
-      await subscription.close();
       await consumer.close();
     }
   });

@@ -4,11 +4,11 @@
  * invocation, and the failures (a missing hub or setting, an event too large) with the extension's words.
  */
 import { join } from 'node:path';
-import { EventHubConsumerClient, type EventPosition, earliestEventPosition } from '@azure/event-hubs';
+import { EventHubConsumerClient, type EventPosition } from '@azure/event-hubs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testContext, testDataDir, waitFor } from '../core/testing.ts';
 import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
-import { appPath, readLog } from './test/helpers.ts';
+import { hubEnds, readLog, receiveEvents, startEventHubOutputHost } from './test/helpers.ts';
 
 const data = testDataDir();
 const logFile = join(data.dir, 'logs', 'functions.jsonl');
@@ -16,31 +16,15 @@ let eventHubs: ComponentUnderTest;
 let host: ComponentUnderTest;
 let consumer: EventHubConsumerClient;
 
-interface Received {
-  body: Buffer;
-  partitionId: string;
-  sequenceNumber: number;
-}
-
 beforeAll(async () => {
   eventHubs = await startComponent('eventhubs', { port: 0 }, data.dir);
   const connectionString = eventHubs.endpoints.connectionString as string;
   consumer = new EventHubConsumerClient('$Default', connectionString, 'taskevents');
-  host = await startComponent(
-    'functions',
-    {
-      port: 0,
-      appDir: appPath('app-eventhub-output'),
-      logFile,
-      settings: {
-        AzureWebJobsSecretStorageType: 'files',
-        StreamHubConnection: connectionString,
-        HubWithEntityPath: `${connectionString};EntityPath=taskevents`,
-        HubIdentity__clientId: '00000000-0000-0000-0000-000000000000',
-      },
-    },
-    data.dir,
-  );
+  host = await startEventHubOutputHost(data.dir, logFile, {
+    StreamHubConnection: connectionString,
+    HubWithEntityPath: `${connectionString};EntityPath=taskevents`,
+    HubIdentity__clientId: '00000000-0000-0000-0000-000000000000',
+  });
 });
 
 afterAll(async () => {
@@ -50,44 +34,8 @@ afterAll(async () => {
   data.remove();
 });
 
-/** Where each partition of taskevents ends now: the position after its last event. */
-async function ends(): Promise<Record<string, EventPosition>> {
-  const positions: Record<string, EventPosition> = {};
-  for (const id of await consumer.getPartitionIds()) {
-    const p = await consumer.getPartitionProperties(id);
-    positions[id] = p.isEmpty
-      ? earliestEventPosition
-      : { sequenceNumber: p.lastEnqueuedSequenceNumber, isInclusive: false };
-  }
-  return positions;
-}
-
-/** The `count` events enqueued after `from`, in partition and sequence order, bodies as sent. */
-async function receive(from: Record<string, EventPosition>, count: number): Promise<Received[]> {
-  const received: Received[] = [];
-  const subscription = consumer.subscribe(
-    {
-      async processEvents(events, context) {
-        for (const event of events)
-          received.push({
-            body: event.body as Buffer,
-            partitionId: context.partitionId,
-            sequenceNumber: event.sequenceNumber,
-          });
-      },
-      async processError() {},
-    },
-    { startPosition: from, skipParsingBodyAsJson: true, maxWaitTimeInSeconds: 1 },
-  );
-  try {
-    await waitFor(`${count} event(s)`, () => received.length >= count);
-  } finally {
-    await subscription.close();
-  }
-  return received.sort(
-    (a, b) => a.partitionId.localeCompare(b.partitionId) || a.sequenceNumber - b.sequenceNumber,
-  );
-}
+const ends = () => hubEnds(consumer);
+const receive = (from: Record<string, EventPosition>, count: number) => receiveEvents(consumer, from, count);
 
 const post = (path: string) => fetch(`${host.endpoints.baseUrl}/api/${path}`, { method: 'POST' });
 

@@ -1,8 +1,14 @@
 /** Helpers shared by the functions host's tests. */
 import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { EventHubProducerClient } from '@azure/event-hubs';
+import {
+  type EventHubConsumerClient,
+  EventHubProducerClient,
+  type EventPosition,
+  earliestEventPosition,
+} from '@azure/event-hubs';
 import { BlobServiceClient } from '@azure/storage-blob';
+import { waitFor } from '../../core/testing.ts';
 import { type ComponentUnderTest, startComponent } from '../../stack/test-support.ts';
 
 export const appPath = (name: string) => fileURLToPath(new URL(`./${name}/`, import.meta.url));
@@ -158,4 +164,72 @@ export function sendLarge(
     };
     pump();
   });
+}
+
+/** The Event Hubs output test app, keys in files, with `settings` (its connections). */
+export function startEventHubOutputHost(
+  dataDir: string,
+  logFile: string,
+  settings: Record<string, string>,
+): Promise<ComponentUnderTest> {
+  return startComponent(
+    'functions',
+    {
+      port: 0,
+      appDir: appPath('app-eventhub-output'),
+      logFile,
+      settings: { AzureWebJobsSecretStorageType: 'files', ...settings },
+    },
+    dataDir,
+  );
+}
+
+/** An event as received: its body's bytes as sent, and where it is. */
+export interface ReceivedEvent {
+  body: Buffer;
+  partitionId: string;
+  sequenceNumber: number;
+}
+
+/** Where each partition of the consumer's hub ends now: the position after its last event. */
+export async function hubEnds(consumer: EventHubConsumerClient): Promise<Record<string, EventPosition>> {
+  const positions: Record<string, EventPosition> = {};
+  for (const id of await consumer.getPartitionIds()) {
+    const p = await consumer.getPartitionProperties(id);
+    positions[id] = p.isEmpty
+      ? earliestEventPosition
+      : { sequenceNumber: p.lastEnqueuedSequenceNumber, isInclusive: false };
+  }
+  return positions;
+}
+
+/** The `count` events enqueued after `from`, in partition and sequence order. */
+export async function receiveEvents(
+  consumer: EventHubConsumerClient,
+  from: Record<string, EventPosition> | EventPosition,
+  count: number,
+): Promise<ReceivedEvent[]> {
+  const received: ReceivedEvent[] = [];
+  const subscription = consumer.subscribe(
+    {
+      async processEvents(events, context) {
+        for (const event of events)
+          received.push({
+            body: event.body as Buffer,
+            partitionId: context.partitionId,
+            sequenceNumber: event.sequenceNumber,
+          });
+      },
+      async processError() {},
+    },
+    { startPosition: from, skipParsingBodyAsJson: true, maxWaitTimeInSeconds: 1 },
+  );
+  try {
+    await waitFor(`${count} event(s)`, () => received.length >= count);
+  } finally {
+    await subscription.close();
+  }
+  return received.sort(
+    (a, b) => a.partitionId.localeCompare(b.partitionId) || a.sequenceNumber - b.sequenceNumber,
+  );
 }
