@@ -48,6 +48,13 @@ export const keyRefused = (message: string, realm: string, keyHeader: string) =>
     'www-authenticate': `AzureApiManagementKey realm="${realm}",name="${keyHeader}",type="header"`,
   });
 
+/**
+ * validate-jwt's own texts when the policy sets no failed-validation-error-message (APIM's LastError
+ * TokenNotPresent, and what a forged or malformed token gets).
+ */
+export const JWT_MISSING = 'JWT not present.';
+export const JWT_INVALID = 'Invalid JWT.';
+
 export const notFound = () => apimError(404, 'Resource not found');
 /** A request target that is not a URL (`http://[::1`, `http://a%zz/x`): refused before any routing. */
 export const invalidUrl = () => apimError(400, 'Bad Request - Invalid URL');

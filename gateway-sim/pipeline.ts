@@ -5,7 +5,15 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Api, Operation } from './artifacts.ts';
-import { apimError, backendFailed, backendTimedOut, type GatewayAnswer, rateLimited } from './errors.ts';
+import {
+  apimError,
+  backendFailed,
+  backendTimedOut,
+  type GatewayAnswer,
+  JWT_INVALID,
+  JWT_MISSING,
+  rateLimited,
+} from './errors.ts';
 import { expressionContext, type Model, type Template } from './expressions.ts';
 import { BackendError, callBackend, endToEnd } from './forward.ts';
 import type { JwtValidator } from './jwt.ts';
@@ -230,12 +238,12 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
       });
     }
     case 'validate-jwt': {
-      const refuse = (why: string): never => {
+      const refuse = (why: string, fallback = JWT_INVALID): never => {
         note(`refused: ${why}`);
-        throw new Failure(apimError(step.failStatus, step.failMessage));
+        throw new Failure(apimError(step.failStatus, step.failMessage ?? fallback));
       };
       const raw = ex.req.headers[step.headerName.toLowerCase()];
-      if (typeof raw !== 'string' || raw === '') return refuse(`no ${step.headerName} header`);
+      if (typeof raw !== 'string' || raw === '') return refuse(`no ${step.headerName} header`, JWT_MISSING);
       const [scheme, token] = raw.includes(' ') ? raw.split(/\s+/, 2) : [undefined, raw];
       if (step.scheme && scheme?.toLowerCase() !== step.scheme.toLowerCase())
         return refuse(`not a ${step.scheme} token`);

@@ -49,7 +49,8 @@ export type Step = At &
         headerName: string;
         scheme?: string;
         failStatus: number;
-        failMessage: string;
+        /** failed-validation-error-message; without it APIM words each refusal itself. */
+        failMessage?: string;
         openIdConfigUrls: string[];
         audiences: string[];
         issuers: string[];
@@ -299,8 +300,7 @@ function compileStep(element: XmlElement, at: At, counter: string, fail: (reason
         failStatus: a['failed-validation-httpcode']
           ? positive(a['failed-validation-httpcode'], 'failed-validation-httpcode', fail)
           : 401,
-        failMessage:
-          a['failed-validation-error-message'] ?? 'Unauthorized. Access token is missing or invalid.',
+        failMessage: a['failed-validation-error-message'],
         openIdConfigUrls: configs.map((config) => attributes(config, fail, ['url'], ['url']).url as string),
         audiences: listOf(element, 'audiences', 'audience', fail),
         issuers: listOf(element, 'issuers', 'issuer', fail),

@@ -160,4 +160,32 @@ describe('gateway: OAuth 2.0 on managetask (EntraID attached; validate-jwt opt-i
     expect((await call(on, fresh)).status).toBe(200);
     expect(await call(on, expired)).toEqual({ status: 401, body: UNAUTHORIZED });
   });
+
+  it("without failed-validation-error-message, APIM's own texts: no token → JWT not present., a forged one → Invalid JWT.", async () => {
+    const bare = await startGateway({
+      functionApp: backend.url,
+      webApp: backend.url,
+      namedValues: { AuthUrl: provider.endpoints.authority as string, EntraClientId: apiClientId },
+      context,
+      prepare: (dir) => {
+        optIn(dir);
+        editArtifact(dir, 'policy-fragments/validate-entra-token.xml', (text) =>
+          text.replace(/ failed-validation-error-message="[^"]*"/, ''),
+        );
+      },
+    });
+    try {
+      const refused = (message: string) => ({
+        status: 401,
+        body: `{ "statusCode": 401, "message": "${message}" }`,
+      });
+      expect(await call(bare)).toEqual(refused('JWT not present.'));
+      const token = await providerToken();
+      expect(await call(bare, `${token.slice(0, -4)}AAAA`)).toEqual(refused('Invalid JWT.'));
+      expect(await call(bare, 'not-a-jwt')).toEqual(refused('Invalid JWT.'));
+      expect((await call(bare, token)).status).toBe(200);
+    } finally {
+      await bare.stop();
+    }
+  });
 });
