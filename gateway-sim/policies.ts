@@ -92,6 +92,9 @@ const SCOPES: Record<string, readonly string[]> = {
   quota: ['product'],
 };
 
+/** Policies its reference allows "only once per policy definition" (both are inbound-only). */
+const ONCE = ['rate-limit', 'quota'];
+
 export function compileSection(
   elements: XmlElement[],
   section: Section,
@@ -104,6 +107,8 @@ export function compileSection(
       throw new ArtifactError(file, line, element.name, reason);
     };
     if (!sections) fail('this policy is not supported by the simulator');
+    if (ONCE.includes(element.name) && elements.slice(0, index).some((e) => e.name === element.name))
+      fail('used only once per policy definition (APIM)');
     if (!sections?.includes(section)) fail(`not allowed in <${section}>`);
     // `scope` is `global`, `product:<name>`, `api:<name>` or `operation:<api>/<name>` (then `/<fragment>`).
     const kind = (scope.split(/[:/]/)[0] as string).replace(/^api$/, 'API');

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EmulatorContext } from '../emulators/core/emulator.ts';
@@ -99,6 +99,26 @@ describe('gateway: anything malformed or unsupported refuses the start, naming f
         ),
       'system/gateway/policies/apis/task-manager-functions-api.xml line 5, <quota>: not allowed at API scope (APIM takes it at product scope)',
     );
+  });
+
+  it("rate-limit or quota twice in one policy definition (APIM's policy reference: used only once per policy definition)", async () => {
+    await refused(
+      (dir) =>
+        editArtifact(dir, FUNCTIONS_POLICY, (text) =>
+          text.replace(
+            '<rate-limit calls="5" renewal-period="60" />',
+            '<rate-limit calls="5" renewal-period="60" />\n    <rate-limit calls="50" renewal-period="300" />',
+          ),
+        ),
+      'system/gateway/policies/apis/task-manager-functions-api.xml line 6, <rate-limit>: used only once per policy definition (APIM)',
+    );
+    await refused((dir) => {
+      mkdirSync(join(dir, 'policies', 'products'));
+      writeFileSync(
+        join(dir, 'policies', 'products', 'task-manager.xml'),
+        '<policies>\n<inbound>\n<quota calls="5" renewal-period="60" />\n<quota calls="9" renewal-period="90" />\n</inbound>\n</policies>\n',
+      );
+    }, 'system/gateway/policies/products/task-manager.xml line 4, <quota>: used only once per policy definition (APIM)');
   });
 
   it('an expression outside the safe subset', async () => {
