@@ -61,6 +61,20 @@ export const invalidUrl = () => apimError(400, 'Bad Request - Invalid URL');
 export const rateLimited = (seconds: number, headers: Record<string, string> = {}) =>
   apimError(429, `Rate limit is exceeded. Try again in ${seconds} seconds.`, headers);
 
+/**
+ * quota used up: APIM's 403 with the wait as hh:mm:ss, or in days once it is a day or more (`2.12 days`,
+ * as recorded answers of APIM-fronted services show; hh:mm:ss would drop the days), and Retry-After.
+ */
+export function quotaExceeded(seconds: number) {
+  const wait =
+    seconds >= 86400
+      ? `${Number((seconds / 86400).toFixed(2))} days`
+      : new Date(seconds * 1000).toISOString().slice(11, 19);
+  return apimError(403, `Out of call volume quota. Quota will be replenished in ${wait}.`, {
+    'retry-after': String(seconds),
+  });
+}
+
 /** A backend that cannot be reached: APIM's 500, with the request's id as activityId. */
 export const backendFailed = (requestId: string) =>
   apimError(500, 'Internal server error', {}, { activityId: requestId });

@@ -12,6 +12,7 @@ import {
   type GatewayAnswer,
   JWT_INVALID,
   JWT_MISSING,
+  quotaExceeded,
   rateLimited,
 } from './errors.ts';
 import { expressionContext, type Model, type Template } from './expressions.ts';
@@ -187,11 +188,7 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
       }
       const wait = decision.retryAfterSeconds;
       note(`${subject}: over ${step.calls} calls in ${step.periodSeconds} s, refused (retry in ${wait} s)`);
-      if (step.policy === 'quota') {
-        const hms = new Date(wait * 1000).toISOString().slice(11, 19);
-        const message = `Out of call volume quota. Quota will be replenished in ${hms}.`;
-        throw new Failure(apimError(403, message, { 'retry-after': String(wait) }));
-      }
+      if (step.policy === 'quota') throw new Failure(quotaExceeded(wait));
       if (step.remainingHeader) ex.answerHeaders[step.remainingHeader.toLowerCase()] = '0';
       // retry-after-header-name replaces Retry-After rather than adding to it.
       const retryAfter = (step.retryAfterHeader ?? 'Retry-After').toLowerCase();

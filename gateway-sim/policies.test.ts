@@ -260,6 +260,56 @@ describe('gateway: the policy interpreter', () => {
   });
 });
 
+describe('gateway: a quota of days', () => {
+  it('tells the wait in days once it is a day or more, as APIM does (Quota will be replenished in 2.12 days.)', async () => {
+    const backend = await startBackend();
+    const gw = await startGateway({
+      functionApp: backend.url,
+      webApp: backend.url,
+      prepare: (dir) => {
+        mkdirSync(join(dir, 'policies', 'products'));
+        writeFileSync(
+          join(dir, 'policies', 'products', 'task-manager.xml'),
+          sections('<quota calls="1" renewal-period="604800" />'),
+        );
+      },
+    });
+    try {
+      const productKey = (await gw.keys('task-manager-product')).primaryKey;
+      const call = async () => {
+        const response = await fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: productKey } });
+        return {
+          status: response.status,
+          retryAfter: response.headers.get('retry-after'),
+          body: await response.text(),
+        };
+      };
+      const message = (wait: string) =>
+        `{ "statusCode": 403, "message": "Out of call volume quota. Quota will be replenished in ${wait}." }`;
+      expect((await call()).status).toBe(200);
+      // The stack clock is real time plus an offset: a few real milliseconds pass between calls, so the
+      // seconds left are checked within a band, and the days chosen away from a rounding boundary.
+      const refusedWith = async (advanceSeconds: number, leftSeconds: number) => {
+        gw.context.clock.advance(advanceSeconds * 1000);
+        const refused = await call();
+        expect(refused.status).toBe(403);
+        expect(Number(refused.retryAfter)).toBeGreaterThan(leftSeconds - 5);
+        expect(Number(refused.retryAfter)).toBeLessThanOrEqual(leftSeconds);
+        return refused.body;
+      };
+      // A week's period: 4 days 2:59:24 left, then 3 days 4:48:00, then 12:30:00.
+      expect(await refusedWith(248_436, 356_364)).toBe(message('4.12 days'));
+      expect(await refusedWith(79_884, 276_480)).toBe(message('3.2 days'));
+      expect(await refusedWith(231_480, 45_000)).toMatch(
+        /^\{ "statusCode": 403, "message": "Out of call volume quota\. Quota will be replenished in 12:(30:00|29:5\d)\." \}$/,
+      );
+    } finally {
+      await gw.stop();
+      await backend.close();
+    }
+  });
+});
+
 describe('gateway: backend down or slow', () => {
   it('a kept-alive backend connection closed just as it is reused: a request without a body goes again on a new one', async () => {
     // A backend that closes a connection, unanswered, when a second request arrives on it: what a
