@@ -61,6 +61,10 @@ export interface PipelineDeps {
   validateJwt: JwtValidator;
 }
 
+/** A CORS preflight: OPTIONS naming the method it asks for (a bare OPTIONS is an ordinary request). */
+export const isPreflight = (req: IncomingMessage) =>
+  req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
+
 /** A policy ended processing with this answer (return-response, mock-response, a CORS preflight). */
 class Final {
   constructor(readonly answer: GatewayAnswer) {}
@@ -253,7 +257,7 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
     }
     case 'cors': {
       const origin = ex.req.headers.origin;
-      const preflight = ex.req.method === 'OPTIONS' && ex.req.headers['access-control-request-method'];
+      const preflight = isPreflight(ex.req);
       const allowed = origin !== undefined && (step.origins.includes('*') || step.origins.includes(origin));
       if (!allowed) {
         // APIM's terminate-unmatched-request (default true): an unmatched preflight ends here, bare.

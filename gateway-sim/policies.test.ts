@@ -258,6 +258,21 @@ describe('gateway: the policy interpreter', () => {
     expect(actual.status).toBe(200);
     expect(actual.headers.get('access-control-allow-origin')).toBe('https://app.example');
   });
+
+  it('cors: an OPTIONS that is no preflight (no Access-Control-Request-Method) is no operation of the API: 404, the backend untouched, key or not', async () => {
+    const before = web.seen.length;
+    const variants: Record<string, string>[] = [
+      {},
+      { origin: 'https://app.example' },
+      { origin: 'https://app.example', [KEY]: key },
+    ];
+    for (const headers of variants) {
+      const response = await fetch(`${gw.url}/web/api/tasks`, { method: 'OPTIONS', headers });
+      expect(response.status).toBe(404);
+      expect(await response.text()).toBe('{ "statusCode": 404, "message": "Resource not found" }');
+    }
+    expect(web.seen.length).toBe(before);
+  });
 });
 
 describe('gateway: a quota of days', () => {

@@ -16,6 +16,7 @@ import { endToEnd } from './forward.ts';
 import {
   type Exchange,
   type GatewayResponse,
+  isPreflight,
   type PipelineDeps,
   runOnError,
   runPipeline,
@@ -48,7 +49,7 @@ function matchApi(config: GatewayConfig, path: string): { api: Api; rest: string
   return best;
 }
 
-function matchOperation(api: Api, method: string, rest: string) {
+function matchOperation(api: Api, method: string, rest: string, preflight: boolean) {
   let samePath: Operation | undefined;
   for (const operation of api.operations) {
     const match = operation.pattern.exec(rest);
@@ -60,7 +61,7 @@ function matchOperation(api: Api, method: string, rest: string) {
     samePath ??= operation;
   }
   // A CORS preflight names the method it will use; the cors policy of that path answers it.
-  return samePath && method === 'OPTIONS' ? { operation: samePath, params: {} } : undefined;
+  return samePath && preflight ? { operation: samePath, params: {} } : undefined;
 }
 
 async function send(
@@ -162,7 +163,8 @@ export function gatewayHandler(options: RoutesOptions) {
 
     const config = options.config();
     const matchedApi = matchApi(config, url.pathname);
-    const matched = matchedApi && matchOperation(matchedApi.api, req.method ?? 'GET', matchedApi.rest);
+    const matched =
+      matchedApi && matchOperation(matchedApi.api, req.method ?? 'GET', matchedApi.rest, isPreflight(req));
     const headers = endToEnd(req.headers);
     const forwardedFor = req.headers['x-forwarded-for'];
     headers['x-forwarded-for'] = [forwardedFor, req.socket.remoteAddress].filter(Boolean).join(', ');
@@ -196,7 +198,7 @@ export function gatewayHandler(options: RoutesOptions) {
     const { api } = matchedApi;
     const { operation } = matched;
     trace.add('routing', `API ${api.displayName}, operation ${operation.displayName} (${operation.name})`);
-    const preflight = req.method === 'OPTIONS' && req.method !== operation.method;
+    const preflight = isPreflight(req) && operation.method !== 'OPTIONS';
     // The query parameter counts only without the header (APIM's "Use a subscription key").
     const fromHeader = req.headers[api.keyHeader.toLowerCase()];
     const key = typeof fromHeader === 'string' ? fromHeader : url.searchParams.get(api.keyQuery);
