@@ -275,6 +275,44 @@ describe('gateway: the policy interpreter', () => {
   });
 });
 
+describe('gateway: cors before other policies', () => {
+  it('a preflight is answered by the cors policy alone, as APIM evaluates only cors on it: policies before it apply to the approved calls only', async () => {
+    const backend = await startBackend();
+    const gw = await startGateway({
+      functionApp: backend.url,
+      webApp: backend.url,
+      prepare: (dir) =>
+        editArtifact(dir, 'policies/apis/task-manager-web-api.xml', (text) =>
+          text.replace(
+            '<rewrite-uri template="/api/tasks" />',
+            `<rewrite-uri template="/api/tasks" />
+    <rate-limit-by-key calls="1" renewal-period="60" counter-key="web" />
+    <cors><allowed-origins><origin>https://app.example</origin></allowed-origins></cors>`,
+          ),
+        ),
+    });
+    try {
+      const origin = 'https://app.example';
+      for (let i = 0; i < 2; i++) {
+        const preflight = await fetch(`${gw.url}/web/api/tasks`, {
+          method: 'OPTIONS',
+          headers: { origin, 'access-control-request-method': 'GET' },
+        });
+        expect(preflight.status).toBe(200);
+        expect(preflight.headers.get('access-control-allow-origin')).toBe(origin);
+      }
+      const key = (await gw.keys('task-manager-all-apis')).primaryKey;
+      const get = () => fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: key, origin } });
+      expect((await get()).status).toBe(200);
+      expect((await get()).status).toBe(429);
+      expect(backend.seen).toHaveLength(1);
+    } finally {
+      await gw.stop();
+      await backend.close();
+    }
+  });
+});
+
 describe('gateway: a quota of days', () => {
   it('tells the wait in days once it is a day or more, as APIM does (Quota will be replenished in 2.12 days.)', async () => {
     const backend = await startBackend();

@@ -211,11 +211,15 @@ export function gatewayHandler(options: RoutesOptions) {
     }
     const pipeline = (operation.pipelines.get(exchange.caller?.subscription.product ?? '') ??
       operation.pipelines.get('')) as Pipeline;
+    if (!preflight) return finish(await runPipeline(exchange, pipeline, options), exchange.answerHeaders);
     // Only a cors policy answers a preflight; without one the operation does not exist for OPTIONS.
-    if (preflight && !pipeline.inbound.some((step) => step.policy === 'cors')) {
+    const cors = pipeline.inbound.find((step) => step.policy === 'cors');
+    if (!cors) {
       trace.add('routing', 'a CORS preflight, and no cors policy applies');
       return fail(notFound(), api.pipeline);
     }
-    return finish(await runPipeline(exchange, pipeline, options), exchange.answerHeaders);
+    // APIM evaluates only the cors policy on a preflight; the others apply to the call it approves.
+    const corsOnly = { ...pipeline, inbound: [cors] };
+    return finish(await runPipeline(exchange, corsOnly, options), exchange.answerHeaders);
   };
 }
