@@ -260,9 +260,12 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
       const preflight = isPreflight(ex.req);
       const allowed = origin !== undefined && (step.origins.includes('*') || step.origins.includes(origin));
       if (!allowed) {
-        // APIM's terminate-unmatched-request (default true): an unmatched preflight ends here, bare.
         note(origin ? `origin ${origin} not allowed` : 'no Origin header');
-        if (preflight) throw new Final({ status: 200, headers: {}, body: '' });
+        // An unmatched preflight ends here, bare; so does a simple cross-origin call (GET, HEAD) unless
+        // terminate-unmatched-request is false (APIM's cors reference).
+        const simple = origin !== undefined && ['GET', 'HEAD'].includes(ex.req.method ?? '');
+        if (preflight || (simple && step.terminateUnmatched))
+          throw new Final({ status: 200, headers: {}, body: '' });
         return;
       }
       const allowOrigin = step.origins.includes('*') && !step.allowCredentials ? '*' : origin;

@@ -257,6 +257,15 @@ describe('gateway: the policy interpreter', () => {
     });
     expect(actual.status).toBe(200);
     expect(actual.headers.get('access-control-allow-origin')).toBe('https://app.example');
+    // terminate-unmatched-request (default true): a GET from another origin ends with an empty 200.
+    const before = web.seen.length;
+    const foreign = await fetch(`${gw.url}/web/api/tasks`, {
+      headers: { [KEY]: key, origin: 'https://evil.example', 'x-client': 'cors-foreign' },
+    });
+    expect(foreign.status).toBe(200);
+    expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
+    expect(await foreign.text()).toBe('');
+    expect(web.seen.length).toBe(before);
   });
 
   it('cors: an OPTIONS that is no preflight (no Access-Control-Request-Method) is no operation of the API: 404, the backend untouched, key or not', async () => {
@@ -286,8 +295,8 @@ describe('gateway: cors before other policies', () => {
           text.replace(
             '<rewrite-uri template="/api/tasks" />',
             `<rewrite-uri template="/api/tasks" />
-    <rate-limit-by-key calls="1" renewal-period="60" counter-key="web" />
-    <cors><allowed-origins><origin>https://app.example</origin></allowed-origins></cors>`,
+    <rate-limit-by-key calls="2" renewal-period="60" counter-key="web" />
+    <cors terminate-unmatched-request="false"><allowed-origins><origin>https://app.example</origin></allowed-origins></cors>`,
           ),
         ),
     });
@@ -302,10 +311,15 @@ describe('gateway: cors before other policies', () => {
         expect(preflight.headers.get('access-control-allow-origin')).toBe(origin);
       }
       const key = (await gw.keys('task-manager-all-apis')).primaryKey;
-      const get = () => fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: key, origin } });
+      const get = (from = origin) =>
+        fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: key, origin: from } });
       expect((await get()).status).toBe(200);
+      // terminate-unmatched-request="false": another origin's call goes on, without CORS headers.
+      const foreign = await get('https://evil.example');
+      expect(foreign.status).toBe(200);
+      expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
       expect((await get()).status).toBe(429);
-      expect(backend.seen).toHaveLength(1);
+      expect(backend.seen).toHaveLength(2);
     } finally {
       await gw.stop();
       await backend.close();

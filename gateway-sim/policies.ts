@@ -58,6 +58,8 @@ export type Step = At &
     | {
         policy: 'cors';
         allowCredentials: boolean;
+        /** A GET or HEAD from an origin not allowed ends with an empty 200 (APIM's default) or goes on. */
+        terminateUnmatched: boolean;
         origins: string[];
         methods: string[];
         headers: string[];
@@ -312,7 +314,7 @@ function compileStep(element: XmlElement, at: At, counter: string, fail: (reason
       };
     }
     case 'cors': {
-      const a = attributes(element, fail, ['allow-credentials']);
+      const a = attributes(element, fail, ['allow-credentials', 'terminate-unmatched-request']);
       noChildren(element, fail, ['allowed-origins', 'allowed-methods', 'allowed-headers', 'expose-headers']);
       const methods = element.children.find((child) => child.name === 'allowed-methods');
       const maxAge = methods?.attributes['preflight-result-max-age'];
@@ -322,6 +324,7 @@ function compileStep(element: XmlElement, at: At, counter: string, fail: (reason
         ...at,
         policy: 'cors',
         allowCredentials: flag(a['allow-credentials'], false, 'allow-credentials', fail),
+        terminateUnmatched: flag(a['terminate-unmatched-request'], true, 'terminate-unmatched-request', fail),
         origins,
         methods: listOf(element, 'allowed-methods', 'method', fail),
         headers: listOf(element, 'allowed-headers', 'header', fail),
