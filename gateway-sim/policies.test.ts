@@ -82,6 +82,21 @@ function prepare(dir: string) {
   });
 }
 
+/** A gateway of its own on artifacts edited by `prepare`, one backend behind both APIs; both stopped after `use`. */
+async function withGateway(
+  prepare: (dir: string) => void,
+  use: (gw: TestGateway, backend: Awaited<ReturnType<typeof startBackend>>) => Promise<void>,
+) {
+  const backend = await startBackend();
+  const gw = await startGateway({ functionApp: backend.url, webApp: backend.url, prepare });
+  try {
+    await use(gw, backend);
+  } finally {
+    await gw.stop();
+    await backend.close();
+  }
+}
+
 describe('gateway: the policy interpreter', () => {
   let functions: Awaited<ReturnType<typeof startBackend>>;
   let web: Awaited<ReturnType<typeof startBackend>>;
@@ -286,11 +301,8 @@ describe('gateway: the policy interpreter', () => {
 
 describe('gateway: cors before other policies', () => {
   it('a preflight is answered by the cors policy alone, as APIM evaluates only cors on it: policies before it apply to the approved calls only', async () => {
-    const backend = await startBackend();
-    const gw = await startGateway({
-      functionApp: backend.url,
-      webApp: backend.url,
-      prepare: (dir) =>
+    await withGateway(
+      (dir) =>
         editArtifact(dir, 'policies/apis/task-manager-web-api.xml', (text) =>
           text.replace(
             '<rewrite-uri template="/api/tasks" />',
@@ -299,81 +311,72 @@ describe('gateway: cors before other policies', () => {
     <cors terminate-unmatched-request="false"><allowed-origins><origin>https://app.example</origin></allowed-origins></cors>`,
           ),
         ),
-    });
-    try {
-      const origin = 'https://app.example';
-      for (let i = 0; i < 2; i++) {
-        const preflight = await fetch(`${gw.url}/web/api/tasks`, {
-          method: 'OPTIONS',
-          headers: { origin, 'access-control-request-method': 'GET' },
-        });
-        expect(preflight.status).toBe(200);
-        expect(preflight.headers.get('access-control-allow-origin')).toBe(origin);
-      }
-      const key = (await gw.keys('task-manager-all-apis')).primaryKey;
-      const get = (from = origin) =>
-        fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: key, origin: from } });
-      expect((await get()).status).toBe(200);
-      // terminate-unmatched-request="false": another origin's call goes on, without CORS headers.
-      const foreign = await get('https://evil.example');
-      expect(foreign.status).toBe(200);
-      expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
-      expect((await get()).status).toBe(429);
-      expect(backend.seen).toHaveLength(2);
-    } finally {
-      await gw.stop();
-      await backend.close();
-    }
+      async (gw, backend) => {
+        const origin = 'https://app.example';
+        for (let i = 0; i < 2; i++) {
+          const preflight = await fetch(`${gw.url}/web/api/tasks`, {
+            method: 'OPTIONS',
+            headers: { origin, 'access-control-request-method': 'GET' },
+          });
+          expect(preflight.status).toBe(200);
+          expect(preflight.headers.get('access-control-allow-origin')).toBe(origin);
+        }
+        const key = (await gw.keys('task-manager-all-apis')).primaryKey;
+        const get = (from = origin) =>
+          fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: key, origin: from } });
+        expect((await get()).status).toBe(200);
+        // terminate-unmatched-request="false": another origin's call goes on, without CORS headers.
+        const foreign = await get('https://evil.example');
+        expect(foreign.status).toBe(200);
+        expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
+        expect((await get()).status).toBe(429);
+        expect(backend.seen).toHaveLength(2);
+      },
+    );
   });
 });
 
 describe('gateway: a quota of days', () => {
   it('tells the wait in days once it is a day or more, as APIM does (Quota will be replenished in 2.12 days.)', async () => {
-    const backend = await startBackend();
-    const gw = await startGateway({
-      functionApp: backend.url,
-      webApp: backend.url,
-      prepare: (dir) => {
+    await withGateway(
+      (dir) => {
         mkdirSync(join(dir, 'policies', 'products'));
         writeFileSync(
           join(dir, 'policies', 'products', 'task-manager.xml'),
           sections('<quota calls="1" renewal-period="604800" />'),
         );
       },
-    });
-    try {
-      const productKey = (await gw.keys('task-manager-product')).primaryKey;
-      const call = async () => {
-        const response = await fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: productKey } });
-        return {
-          status: response.status,
-          retryAfter: response.headers.get('retry-after'),
-          body: await response.text(),
+      async (gw) => {
+        const productKey = (await gw.keys('task-manager-product')).primaryKey;
+        const call = async () => {
+          const response = await fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: productKey } });
+          return {
+            status: response.status,
+            retryAfter: response.headers.get('retry-after'),
+            body: await response.text(),
+          };
         };
-      };
-      const message = (wait: string) =>
-        `{ "statusCode": 403, "message": "Out of call volume quota. Quota will be replenished in ${wait}." }`;
-      expect((await call()).status).toBe(200);
-      // The stack clock is real time plus an offset: a few real milliseconds pass between calls, so the
-      // seconds left are checked within a band, and the days chosen away from a rounding boundary.
-      const refusedWith = async (advanceSeconds: number, leftSeconds: number) => {
-        gw.context.clock.advance(advanceSeconds * 1000);
-        const refused = await call();
-        expect(refused.status).toBe(403);
-        expect(Number(refused.retryAfter)).toBeGreaterThan(leftSeconds - 5);
-        expect(Number(refused.retryAfter)).toBeLessThanOrEqual(leftSeconds);
-        return refused.body;
-      };
-      // A week's period: 4 days 2:59:24 left, then 3 days 4:48:00, then 12:30:00.
-      expect(await refusedWith(248_436, 356_364)).toBe(message('4.12 days'));
-      expect(await refusedWith(79_884, 276_480)).toBe(message('3.2 days'));
-      expect(await refusedWith(231_480, 45_000)).toMatch(
-        /^\{ "statusCode": 403, "message": "Out of call volume quota\. Quota will be replenished in 12:(30:00|29:5\d)\." \}$/,
-      );
-    } finally {
-      await gw.stop();
-      await backend.close();
-    }
+        const message = (wait: string) =>
+          `{ "statusCode": 403, "message": "Out of call volume quota. Quota will be replenished in ${wait}." }`;
+        expect((await call()).status).toBe(200);
+        // The stack clock is real time plus an offset: a few real milliseconds pass between calls, so the
+        // seconds left are checked within a band, and the days chosen away from a rounding boundary.
+        const refusedWith = async (advanceSeconds: number, leftSeconds: number) => {
+          gw.context.clock.advance(advanceSeconds * 1000);
+          const refused = await call();
+          expect(refused.status).toBe(403);
+          expect(Number(refused.retryAfter)).toBeGreaterThan(leftSeconds - 5);
+          expect(Number(refused.retryAfter)).toBeLessThanOrEqual(leftSeconds);
+          return refused.body;
+        };
+        // A week's period: 4 days 2:59:24 left, then 3 days 4:48:00, then 12:30:00.
+        expect(await refusedWith(248_436, 356_364)).toBe(message('4.12 days'));
+        expect(await refusedWith(79_884, 276_480)).toBe(message('3.2 days'));
+        expect(await refusedWith(231_480, 45_000)).toMatch(
+          /^\{ "statusCode": 403, "message": "Out of call volume quota\. Quota will be replenished in 12:(30:00|29:5\d)\." \}$/,
+        );
+      },
+    );
   });
 });
 
