@@ -3,6 +3,7 @@
  * document msal-node reads (it needs the endpoints and an issuer on the authority's own host), and
  * oidc-provider's would advertise features Entra does not have.
  */
+import { USERINFO_PATH } from './graph.ts';
 import { ROUTES } from './provider.ts';
 
 export function openIdConfiguration(options: {
@@ -28,6 +29,8 @@ export function openIdConfiguration(options: {
     http_logout_supported: true,
     frontchannel_logout_supported: false,
     end_session_endpoint: `${tenantUrl}${ROUTES.end_session}`,
+    // Entra's is Graph's (https://graph.microsoft.com/oidc/userinfo); Graph is served on this host.
+    userinfo_endpoint: `${authority}${USERINFO_PATH}`,
     claims_supported: [
       'sub',
       'iss',

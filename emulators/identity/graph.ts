@@ -43,9 +43,53 @@ const TOKEN_MESSAGES: Partial<Record<TokenError['reason'], string>> = {
   issuer: 'Access token validation failure. Invalid issuer.',
 };
 
+/** OpenID Connect's UserInfo, which Entra's discovery document places on Graph (`/oidc/userinfo`). */
+export const USERINFO_PATH = '/oidc/userinfo';
+
+type User = NonNullable<ReturnType<Directory['userById']>>;
+
+/** `GET /v1.0/me`: the profile, for a token with one of Graph's User.* permissions. */
+function me(res: ServerResponse, user: User, scopes: string[]) {
+  if (!scopes.some((scope) => /^User\.(Read|ReadWrite|ReadBasic\.All|Read\.All)$/.test(scope)))
+    return graphError(
+      res,
+      403,
+      'Authorization_RequestDenied',
+      'Insufficient privileges to complete the operation.',
+    );
+  sendJson(res, 200, {
+    '@odata.context': 'https://graph.microsoft.com/v1.0/$metadata#users/$entity',
+    businessPhones: [],
+    displayName: user.displayName,
+    givenName: null,
+    jobTitle: null,
+    mail: user.mail ?? null,
+    mobilePhone: null,
+    officeLocation: null,
+    preferredLanguage: null,
+    surname: null,
+    userPrincipalName: user.userPrincipalName,
+    id: user.objectId,
+  });
+}
+
+/**
+ * UserInfo (GET or POST): the ID token's `sub` (here the object id), `name`, and `email` when the user
+ * has one. Entra's `given_name`/`family_name` are left out as the users have none, and `picture` (a
+ * Graph photo URL) as no photo is served.
+ */
+function userInfo(res: ServerResponse, user: User) {
+  sendJson(res, 200, {
+    sub: user.objectId,
+    name: user.displayName,
+    ...(user.mail && { email: user.mail }),
+  });
+}
+
 export function graphHandler(directory: Directory, verifier: TokenVerifier) {
   return async (req: IncomingMessage, res: ServerResponse) => {
-    if (req.method !== 'GET')
+    const isUserInfo = new URL(req.url ?? '/', 'https://localhost').pathname === USERINFO_PATH;
+    if (req.method !== 'GET' && !(isUserInfo && req.method === 'POST'))
       return graphError(
         res,
         405,
@@ -66,28 +110,8 @@ export function graphHandler(directory: Directory, verifier: TokenVerifier) {
         res,
         400,
         'BadRequest',
-        '/me request is only valid with delegated authentication flow.',
+        `${isUserInfo ? USERINFO_PATH : '/me'} request is only valid with delegated authentication flow.`,
       );
-    if (!caller.scopes.some((scope) => /^User\.(Read|ReadWrite|ReadBasic\.All|Read\.All)$/.test(scope)))
-      return graphError(
-        res,
-        403,
-        'Authorization_RequestDenied',
-        'Insufficient privileges to complete the operation.',
-      );
-    sendJson(res, 200, {
-      '@odata.context': 'https://graph.microsoft.com/v1.0/$metadata#users/$entity',
-      businessPhones: [],
-      displayName: user.displayName,
-      givenName: null,
-      jobTitle: null,
-      mail: user.mail ?? null,
-      mobilePhone: null,
-      officeLocation: null,
-      preferredLanguage: null,
-      surname: null,
-      userPrincipalName: user.userPrincipalName,
-      id: user.objectId,
-    });
+    return isUserInfo ? userInfo(res, user) : me(res, user, caller.scopes);
   };
 }

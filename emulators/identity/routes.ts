@@ -20,6 +20,7 @@ import {
   unknownTenant,
   unregisteredCertificate,
 } from './entra-errors.ts';
+import { USERINFO_PATH } from './graph.ts';
 import { errorBody, sendPage } from './pages.ts';
 import { ROUTES } from './provider.ts';
 import { managedIdentityAudience, OIDC_SCOPES, resourceNamer, withoutDefault } from './resources.ts';
@@ -199,7 +200,7 @@ export function identityHandler(options: IdentityRoutesOptions) {
     const path = url.pathname;
     if (path === '/msi/token')
       return req.method === 'GET' ? msiToken(req, res, url.searchParams) : methodNotAllowed(req, res);
-    if (path === '/v1.0/me') return options.graph(req, res);
+    if (path === '/v1.0/me' || path === USERINFO_PATH) return options.graph(req, res);
     const tenant = path.split('/')[1] ?? '';
     if (tenant !== tenantId) {
       const entra = unknownTenant(tenant);

@@ -108,6 +108,28 @@ describe('sign-in with msal-node', () => {
     });
   });
 
+  it("answers OpenID Connect's UserInfo at the discovery document's userinfo_endpoint, hosted by Graph as at Entra", async () => {
+    // Entra publishes https://graph.microsoft.com/oidc/userinfo; OIDC libraries (openid-client,
+    // passport) call it with the Graph token (learn.microsoft.com/entra/identity-platform/userinfo).
+    const alice = user('alice');
+    const config = await (
+      await fetch(`${provider.running.endpoints.issuer}/.well-known/openid-configuration`)
+    ).json();
+    expect(config.userinfo_endpoint).toBe(`${provider.running.endpoints.authority}/oidc/userinfo`);
+    const claims = { sub: decodeJwt(result.idToken).sub, name: alice.displayName, email: alice.mail };
+    for (const method of ['GET', 'POST']) {
+      const answer = await fetch(config.userinfo_endpoint, {
+        method,
+        headers: { authorization: `Bearer ${result.accessToken}` },
+      });
+      expect(answer.status).toBe(200);
+      expect(await answer.json()).toEqual(claims);
+    }
+    const anonymous = await fetch(config.userinfo_endpoint);
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.json()).toMatchObject({ error: { code: 'InvalidAuthenticationToken' } });
+  });
+
   it('refreshes the tokens with the refresh token', async () => {
     const msal = msalFor('taskWeb');
     const { code, verifier } = await codeFor(msal);
