@@ -21,14 +21,19 @@ export const ROUTES = {
   jwks: '/discovery/v2.0/keys',
 } as const;
 
-/** Lifetimes as Entra's defaults: access tokens an hour, codes ten minutes, refresh tokens 90 days. */
+/**
+ * Lifetimes as Entra's defaults: access tokens an hour, codes ten minutes, refresh tokens 90 days, each
+ * from its own issue (a refresh answers a new one, so a user stays signed in while the app refreshes).
+ * The grant (the user's consent, which every refresh token needs) lasts until revoked at Entra: here a
+ * century, as oidc-provider wants a number; 90 days from the sign-in ended the newer refresh tokens too.
+ */
 const TTL = {
   AccessToken: ACCESS_TOKEN_TTL,
   ClientCredentials: ACCESS_TOKEN_TTL,
   IdToken: 3600,
   AuthorizationCode: 600,
   RefreshToken: 90 * 24 * 3600,
-  Grant: 90 * 24 * 3600,
+  Grant: 100 * 365 * 24 * 3600,
   Session: 24 * 3600,
   Interaction: 3600,
 };

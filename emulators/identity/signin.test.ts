@@ -1,6 +1,6 @@
 import type { AuthenticationResult } from '@azure/msal-node';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { loadSecrets } from '../core/secrets.ts';
 import { startEmulator, testDataDir } from '../core/testing.ts';
 import { FormClient, type Hop } from './form-client.ts';
@@ -207,6 +207,41 @@ describe('sign-in with msal-node', () => {
     expect(again.refresh_token).not.toBe(original);
     const fromNew = await refresh(once.refresh_token ?? '');
     expect(decodeJwt(fromNew.access_token)).toMatchObject({ aud: GRAPH_APP_ID, scp: 'User.Read' });
+  });
+
+  it('keeps a user signed in while the app refreshes within 90 days of the last refresh, as Entra', async () => {
+    const msal = msalFor('taskWeb');
+    const { code, verifier } = await codeFor(msal);
+    const web = app('taskWeb');
+    const client = { client_id: web.clientId, client_secret: web.clientSecret };
+    const scope = 'openid profile offline_access User.Read';
+    const redeemed = await tokenRequest({
+      ...client,
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: REDIRECT_URI,
+      scope,
+    });
+    const original = (await redeemed.json()).refresh_token as string;
+    const refresh = (refreshToken: string) =>
+      tokenRequest({ ...client, grant_type: 'refresh_token', refresh_token: refreshToken, scope });
+    const day = 24 * 3600 * 1000;
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    try {
+      // Each refresh token lives 90 days from its own issue ("replace themselves with a fresh token upon
+      // every use"): 160 days after the sign-in, the one got on day 80 still works.
+      vi.advanceTimersByTime(80 * day);
+      const day80 = await refresh(original);
+      expect(day80.status).toBe(200);
+      vi.advanceTimersByTime(80 * day);
+      const day160 = await refresh((await day80.json()).refresh_token);
+      expect(day160.status).toBe(200);
+      expect(decodeJwt((await day160.json()).access_token)).toMatchObject({ scp: 'User.Read' });
+      expect((await refresh(original)).status).toBe(400);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('issues client-credential tokens for the API app, by form fields and by Basic header', async () => {
