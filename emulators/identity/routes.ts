@@ -3,7 +3,7 @@
  * `/v1.0/me`, and under `/<tenant>` Entra's discovery documents, the sign-in page and the OAuth endpoints
  * (handed to oidc-provider, mounted there).
  */
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody, sendJson } from '../core/http.ts';
 import type { IdentitySecrets } from '../core/secrets.ts';
@@ -137,6 +137,35 @@ function tokenRefusal(body: URLSearchParams, directory: Directory): EntraError |
   if (resources.size > 1) return multipleResources(scope, grantType === 'client_credentials');
 }
 
+/** A PKCE verifier's form (RFC 7636), which a plain challenge has too. */
+const PKCE_VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
+
+/**
+ * Entra's authorize parameters that oidc-provider does not know, as ones it does; true when the query
+ * changed. The account picker (`prompt=select_account`) is the sign-in page, where the person names the
+ * account. PKCE's plain method (Entra "supports both plain and S256" and takes a challenge without a
+ * method as plain; oidc-provider only S256) becomes S256 of the challenge, which the same verifier
+ * matches. A malformed challenge is left to oidc-provider's refusal.
+ */
+function asProviderAuthorize(query: URLSearchParams) {
+  let changed = false;
+  if (query.get('prompt') === 'select_account') {
+    query.set('prompt', 'login');
+    changed = true;
+  }
+  const challenge = query.get('code_challenge');
+  if (
+    challenge &&
+    (query.get('code_challenge_method') ?? 'plain') === 'plain' &&
+    PKCE_VERIFIER.test(challenge)
+  ) {
+    query.set('code_challenge', createHash('sha256').update(challenge).digest('base64url'));
+    query.set('code_challenge_method', 'S256');
+    changed = true;
+  }
+  return changed;
+}
+
 export function identityHandler(options: IdentityRoutesOptions) {
   const { tenantId, authority, issuer, jwksUri, identities, tokens } = options;
   const audienceOf = managedIdentityAudience(options.directory);
@@ -225,12 +254,8 @@ export function identityHandler(options: IdentityRoutesOptions) {
       const refused = resourceParameter();
       return sendPage(res, refused.status, 'Sign in', errorBody(refused));
     }
-    // Entra's account picker (which oidc-provider does not know): here the sign-in page, where the
-    // person names the account.
-    if (rest === ROUTES.authorization && url.searchParams.get('prompt') === 'select_account') {
-      url.searchParams.set('prompt', 'login');
+    if (rest === ROUTES.authorization && asProviderAuthorize(url.searchParams))
       req.url = `${url.pathname}${url.search}`;
-    }
     // Mounted under /<tenant>: oidc-provider derives its mount path from originalUrl minus url.
     Object.assign(req, { originalUrl: req.url, url: (req.url ?? '/').slice(tenant.length + 1) });
     await options.provider(req, res);

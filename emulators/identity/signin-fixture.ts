@@ -56,8 +56,6 @@ export function useSignInProvider() {
 
   /** Up to the code at the redirect URI: authorize → sign-in page → credentials → redirect. */
   async function codeFor(msal: ConfidentialClientApplication, scopes = SCOPES) {
-    const browser = new FormClient();
-    const who = user('alice');
     const { verifier, challenge } = await new CryptoProvider().generatePkceCodes();
     const url = await msal.getAuthCodeUrl({
       scopes,
@@ -66,14 +64,21 @@ export function useSignInProvider() {
       codeChallengeMethod: 'S256',
       state: 'state-1',
     });
-    const page = await browser.follow(url);
-    expect(page.status).toBe(200);
+    return { ...(await codeAt(url)), verifier };
+  }
+
+  /** Alice signs in at an authorize URL (state `state-1`); the code the app gets back. */
+  async function codeAt(url: string) {
+    const browser = new FormClient();
+    const who = user('alice');
+    const page = await browser.follow(url, REDIRECT_URI);
+    expect(page.location, 'sent back to the app before any sign-in').toBeUndefined();
     const signedIn = await browser.signIn(page, who.userPrincipalName, who.password);
     const back = await browser.follow(signedIn.location ?? '', REDIRECT_URI);
     const redirect = new URL(back.location ?? '');
     expect(redirect.origin + redirect.pathname).toBe(REDIRECT_URI);
     expect(redirect.searchParams.get('state')).toBe('state-1');
-    return { code: redirect.searchParams.get('code') ?? '', verifier, browser };
+    return { code: redirect.searchParams.get('code') ?? '', browser };
   }
 
   /** What an authorize request the provider sends back before any sign-in brings to the redirect URI. */
@@ -146,6 +151,7 @@ export function useSignInProvider() {
     user,
     msalFor,
     codeFor,
+    codeAt,
     answerAtApp,
     redeem,
     me,
