@@ -17,9 +17,17 @@ export interface Application {
   identifierUri: string | undefined;
   /** Delegated scopes the API exposes (`user_impersonation`). */
   scopes: string[];
+  /**
+   * Entra's one list: where sign-ins return and where sign-outs may ("must match one of the redirect
+   * URIs registered for your application"); the topology's post-logout URIs are among them, as
+   * system/deploy registers them.
+   */
   redirectUris: string[];
-  postLogoutRedirectUris: string[];
 }
+
+/** Where the provider's pages may send a person for this app: its redirect URIs' origins (for the CSP). */
+export const redirectOrigins = (app: Application | undefined) =>
+  (app?.redirectUris ?? []).map((uri) => new URL(uri).origin);
 
 export interface User {
   name: string;
@@ -63,8 +71,9 @@ export function loadDirectory(topology: Topology, secrets: SharedSecrets, uris: 
       ...generated,
       identifierUri: app.identifierUris[0]?.replace('{clientId}', generated.clientId),
       scopes: app.scopes,
-      redirectUris: uris.redirectUris[name] ?? [],
-      postLogoutRedirectUris: uris.postLogoutRedirectUris[name] ?? [],
+      redirectUris: [
+        ...new Set([...(uris.redirectUris[name] ?? []), ...(uris.postLogoutRedirectUris[name] ?? [])]),
+      ],
     };
   });
   const users = Object.entries(declared.users).map(([name, user]): User => {

@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Provider from 'oidc-provider';
 import { BodyTooLargeError, readBody } from '../core/http.ts';
-import type { Directory } from './directory.ts';
+import { type Directory, redirectOrigins } from './directory.ts';
 import type { EntraError } from './entra-errors.ts';
 import { errorBody, sendPage, signInForm } from './pages.ts';
 
@@ -35,7 +35,7 @@ export function loginHandler(provider: Provider, directory: Directory, tenantId:
     if (details.prompt.name === 'consent') return consent(provider, details, req, res);
     const app = directory.application(String(details.params.client_id));
     // The form's post ends, after two redirects, at the app's redirect URI.
-    const formOrigins = (app?.redirectUris ?? []).map((uri) => new URL(uri).origin);
+    const formOrigins = redirectOrigins(app);
     const form = (userName?: string, message?: string) =>
       signInForm({
         action: `/${tenantId}/login/${uid}`,

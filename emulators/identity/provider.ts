@@ -7,7 +7,7 @@
 
 import type { JWK } from 'jose';
 import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
-import type { Directory } from './directory.ts';
+import { type Directory, redirectOrigins } from './directory.ts';
 import { page } from './pages.ts';
 import { ACCESS_TOKEN_TTL, OIDC_SCOPES, resources as resourcesOf } from './resources.ts';
 import { clientIdOf, entraErrorPage, entraShapes } from './shapes.ts';
@@ -61,7 +61,7 @@ export function createProvider(options: ProviderOptions): Provider {
         client_secret: app.clientSecret,
         client_name: app.displayName,
         redirect_uris: app.redirectUris,
-        post_logout_redirect_uris: app.postLogoutRedirectUris,
+        post_logout_redirect_uris: app.redirectUris,
         // Entra lets any confidential client present a refresh token (another app's is AADSTS700007).
         grant_types: signsIn
           ? ['authorization_code', 'refresh_token', 'client_credentials']
@@ -177,10 +177,8 @@ export function createProvider(options: ProviderOptions): Provider {
   };
 
   /** The origins a sign-out may redirect to: a form's CSP must allow where its redirects lead. */
-  function postLogoutOrigins(ctx: KoaContextWithOIDC) {
-    const app = directory.application(clientIdOf(ctx));
-    return (app?.postLogoutRedirectUris ?? []).map((uri) => new URL(uri).origin);
-  }
+  const postLogoutOrigins = (ctx: KoaContextWithOIDC) =>
+    redirectOrigins(directory.application(clientIdOf(ctx)));
 
   const provider = new Provider(issuer, configuration);
   entraShapes(provider, tenantId, options.log);

@@ -339,6 +339,25 @@ describe('sign-out', () => {
     expect(next.body).toContain('name="password"');
   });
 
+  it("takes any of the app's redirect URIs after sign-out and to sign in, as Entra has one list of them", async () => {
+    // Entra: the post-logout URI "must match one of the redirect URIs registered for your application";
+    // system/deploy registers the post-logout paths among them.
+    const msal = msalFor('taskWeb');
+    const { browser } = await codeFor(msal);
+    const logout = new URL(provider.running.endpoints.logout as string);
+    logout.search = new URLSearchParams({
+      post_logout_redirect_uri: REDIRECT_URI,
+      client_id: app('taskWeb').clientId,
+    }).toString();
+    const page = await browser.request(logout.href);
+    expect(page.status).toBe(200);
+    expect((await confirm(browser, page)).location).toBe(REDIRECT_URI);
+    const url = await msal.getAuthCodeUrl({ scopes: SCOPES, redirectUri: `${WEB}/` });
+    const signIn = await new FormClient().follow(url, WEB);
+    expect(signIn.status).toBe(200);
+    expect(signIn.body).toContain('name="password"');
+  });
+
   it('refuses an unregistered post-logout URI', async () => {
     const logout = new URL(provider.running.endpoints.logout as string);
     logout.search = new URLSearchParams({
