@@ -13,6 +13,13 @@ import { ACCESS_TOKEN_TTL, OIDC_SCOPES, resources as resourcesOf } from './resou
 import { clientIdOf, entraErrorPage, entraShapes } from './shapes.ts';
 import { entraStore } from './store.ts';
 
+/**
+ * Set by the router on an authorize request (GET) whose scope leaves out `offline_access`: oidc-provider
+ * drops that scope without prompt=consent (OpenID Connect's rule), so whether it was asked for travels
+ * with the request to the grant in this parameter of ours.
+ */
+export const NO_OFFLINE_ACCESS = 'taskstack_no_offline_access';
+
 /** Entra's paths, relative to `/<tenant>`. */
 export const ROUTES = {
   authorization: '/oauth2/v2.0/authorize',
@@ -109,14 +116,15 @@ export function createProvider(options: ProviderOptions): Provider {
         accountId: oidc.session.accountId,
       });
       grant.addOIDCScope([...oidc.requestParamOIDCScopes].join(' '));
+      if (oidc.params?.[NO_OFFLINE_ACCESS]) grant.rejectOIDCScope('offline_access');
       // Everything the app may ask of every resource, not only what this request names: Entra's refresh
       // token then serves any of them (below).
       for (const [indicator, scope] of resources.consented()) grant.addResourceScope(indicator, scope);
       await grant.save();
       return grant;
     },
-    // oidc-provider keeps offline_access only with prompt=consent (OpenID Connect's rule); Entra issues
-    // a refresh token on every code redemption, which MSAL relies on, and keeps it past a sign-out.
+    // Entra issues a refresh token on a code redemption when the sign-in asked for offline_access ("Only
+    // provided if offline_access scope was requested"; MSAL always asks), and keeps it past a sign-out.
     // Entra's refresh token is bound to the user and the client, not to a resource: the app redeems it
     // for any resource and scope the user has granted it. oidc-provider's refresh grant serves only the
     // resources and scopes its refresh token carries, which it copies from the code right after this
@@ -124,6 +132,7 @@ export function createProvider(options: ProviderOptions): Provider {
     async issueRefreshToken(ctx, client, code) {
       if (!client.grantTypeAllowed('refresh_token') || code.kind !== 'AuthorizationCode') return false;
       const grant = ctx.oidc.entities.Grant;
+      if (grant?.getRejectedOIDCScope().split(' ').includes('offline_access')) return false;
       if (grant) {
         const granted = resources.consented().map(([indicator]) => indicator);
         const scopes = new Set(code.scope?.split(' ').filter(Boolean));
@@ -139,6 +148,7 @@ export function createProvider(options: ProviderOptions): Provider {
     expiresWithSession: async () => false,
     // Required for public clients (no secret), accepted from confidential ones: Entra's rule.
     pkce: { required: (_ctx, client) => client.clientAuthMethod === 'none' },
+    extraParams: [NO_OFFLINE_ACCESS],
     interactions: { url: (_ctx, interaction) => interactionPath(interaction.uid) },
     features: {
       devInteractions: { enabled: false },

@@ -22,7 +22,7 @@ import {
 } from './entra-errors.ts';
 import { USERINFO_PATH } from './graph.ts';
 import { errorBody, sendPage } from './pages.ts';
-import { ROUTES } from './provider.ts';
+import { NO_OFFLINE_ACCESS, ROUTES } from './provider.ts';
 import { managedIdentityAudience, OIDC_SCOPES, resourceNamer, withoutDefault } from './resources.ts';
 import type { TokenIssuer } from './tokens.ts';
 
@@ -143,7 +143,8 @@ const PKCE_VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
 /**
  * Entra's authorize parameters that oidc-provider does not know, as ones it does; true when the query
  * changed. The account picker (`prompt=select_account`) is the sign-in page, where the person names the
- * account. PKCE's plain method (Entra "supports both plain and S256" and takes a challenge without a
+ * account. A scope without offline_access is marked (NO_OFFLINE_ACCESS: no refresh token, as Entra),
+ * whatever the client sent in that parameter. PKCE's plain method (Entra "supports both plain and S256" and takes a challenge without a
  * method as plain; oidc-provider only S256) becomes S256 of the challenge, which the same verifier
  * matches. A malformed challenge is left to oidc-provider's refusal.
  */
@@ -151,6 +152,12 @@ function asProviderAuthorize(query: URLSearchParams) {
   let changed = false;
   if (query.get('prompt') === 'select_account') {
     query.set('prompt', 'login');
+    changed = true;
+  }
+  const marker = (query.get('scope') ?? '').split(' ').includes('offline_access') ? null : 'true';
+  if (query.get(NO_OFFLINE_ACCESS) !== marker) {
+    if (marker) query.set(NO_OFFLINE_ACCESS, marker);
+    else query.delete(NO_OFFLINE_ACCESS);
     changed = true;
   }
   const challenge = query.get('code_challenge');

@@ -2,10 +2,10 @@
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { GRAPH_APP_ID } from './resources.ts';
-import { useSignInProvider } from './signin-fixture.ts';
+import { REDIRECT_URI, useSignInProvider } from './signin-fixture.ts';
 
 const provider = useSignInProvider();
-const { app, user, msalFor, codeFor, answerAtApp, redeem, tokenRequest, expectEntraError } = provider;
+const { app, user, msalFor, codeFor, codeAt, answerAtApp, redeem, tokenRequest, expectEntraError } = provider;
 
 describe('scopes', () => {
   it('names a resource by its application id as by its identifier URI (<appId>/.default, <appId>/<scope>)', async () => {
@@ -33,6 +33,36 @@ describe('scopes', () => {
     if (!account) throw new Error('no account');
     const graph = await msal.acquireTokenSilent({ account, scopes: [`${GRAPH_APP_ID}/User.Read`] });
     expect(decodeJwt(graph.accessToken)).toMatchObject({ aud: GRAPH_APP_ID, scp: 'User.Read' });
+  });
+
+  it('gives a refresh token only when the sign-in asked for offline_access, as Entra', async () => {
+    // "refresh_token … Only provided if offline_access scope was requested" (Entra's auth code flow):
+    // msal-node always asks for it; an app building its own authorize URL may not.
+    const msal = msalFor('taskWeb');
+    const web = app('taskWeb');
+    const redeemed = async (scope: string) => {
+      const url = new URL(
+        await msal.getAuthCodeUrl({ scopes: [], redirectUri: REDIRECT_URI, state: 'state-1' }),
+      );
+      url.searchParams.set('scope', scope);
+      const { code } = await codeAt(url.href);
+      const response = await tokenRequest({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: REDIRECT_URI,
+        client_id: web.clientId,
+        client_secret: web.clientSecret,
+        scope: 'User.Read',
+      });
+      expect(response.status).toBe(200);
+      return (await response.json()) as Record<string, unknown>;
+    };
+    const online = await redeemed('openid profile User.Read');
+    expect(online).toMatchObject({ access_token: expect.any(String), id_token: expect.any(String) });
+    expect(online).not.toHaveProperty('refresh_token');
+    expect(await redeemed('openid profile offline_access User.Read')).toMatchObject({
+      refresh_token: expect.any(String),
+    });
   });
 
   it('refuses a token request whose scopes name two resources, as Entra (AADSTS28000; 70011 for client credentials)', async () => {
