@@ -12,6 +12,26 @@ import { createTokenVerifier } from './verify.ts';
 const provider = useSignInProvider();
 const { app, user, msalFor, codeFor, redeem, me, tokenRequest } = provider;
 
+/** Alice signs taskWeb in; its refresh token, and a refresh as the app posts it. */
+async function signInForRefresh() {
+  const { code, verifier } = await codeFor(msalFor('taskWeb'));
+  const web = app('taskWeb');
+  const client = { client_id: web.clientId, client_secret: web.clientSecret };
+  const scope = 'openid profile offline_access User.Read';
+  const redeemed = await tokenRequest({
+    ...client,
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+    redirect_uri: REDIRECT_URI,
+    scope,
+  });
+  expect(redeemed.status).toBe(200);
+  const refresh = (refreshToken: string) =>
+    tokenRequest({ ...client, grant_type: 'refresh_token', refresh_token: refreshToken, scope });
+  return { original: (await redeemed.json()).refresh_token as string, refresh };
+}
+
 describe('sign-in with msal-node', () => {
   let result: AuthenticationResult;
 
@@ -175,27 +195,9 @@ describe('sign-in with msal-node', () => {
   });
 
   it('answers every refresh with a new refresh token and keeps the old one valid, as Entra', async () => {
-    const msal = msalFor('taskWeb');
-    const { code, verifier } = await codeFor(msal);
-    const web = app('taskWeb');
-    const client = { client_id: web.clientId, client_secret: web.clientSecret };
-    const redeemed = await tokenRequest({
-      ...client,
-      grant_type: 'authorization_code',
-      code,
-      code_verifier: verifier,
-      redirect_uri: REDIRECT_URI,
-      scope: 'openid profile offline_access User.Read',
-    });
-    expect(redeemed.status).toBe(200);
-    const original = (await redeemed.json()).refresh_token as string;
+    const { original, refresh: send } = await signInForRefresh();
     const refresh = async (refreshToken: string) => {
-      const response = await tokenRequest({
-        ...client,
-        grant_type: 'refresh_token',
-        refresh_token: refreshToken,
-        scope: 'openid profile offline_access User.Read',
-      });
+      const response = await send(refreshToken);
       expect(response.status).toBe(200);
       return (await response.json()) as { refresh_token?: string; access_token: string };
     };
@@ -210,22 +212,7 @@ describe('sign-in with msal-node', () => {
   });
 
   it('keeps a user signed in while the app refreshes within 90 days of the last refresh, as Entra', async () => {
-    const msal = msalFor('taskWeb');
-    const { code, verifier } = await codeFor(msal);
-    const web = app('taskWeb');
-    const client = { client_id: web.clientId, client_secret: web.clientSecret };
-    const scope = 'openid profile offline_access User.Read';
-    const redeemed = await tokenRequest({
-      ...client,
-      grant_type: 'authorization_code',
-      code,
-      code_verifier: verifier,
-      redirect_uri: REDIRECT_URI,
-      scope,
-    });
-    const original = (await redeemed.json()).refresh_token as string;
-    const refresh = (refreshToken: string) =>
-      tokenRequest({ ...client, grant_type: 'refresh_token', refresh_token: refreshToken, scope });
+    const { original, refresh } = await signInForRefresh();
     const day = 24 * 3600 * 1000;
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
     try {
