@@ -88,7 +88,8 @@ interface ResourceServer {
 export function resources(directory: Directory, tenantId: string) {
   /** A resource's audience, scopes and token version: Graph, an API app (`api://<clientId>`), Azure's. */
   function resourceServer(indicator: string): ResourceServer | undefined {
-    if (indicator === GRAPH_RESOURCE) return { audience: GRAPH_APP_ID, scopes: GRAPH_SCOPES, version: '2.0' };
+    // Graph asks for no token version: its tokens are v1.0, as Azure's resources' (below).
+    if (indicator === GRAPH_RESOURCE) return { audience: GRAPH_APP_ID, scopes: GRAPH_SCOPES, version: '1.0' };
     if (AZURE_RESOURCES.has(indicator)) return { audience: indicator, scopes: [], version: '1.0' };
     const app = directory.applications.find((candidate) => candidate.identifierUri === indicator);
     return app && { audience: app.clientId, scopes: app.scopes, version: '2.0' };
@@ -158,9 +159,9 @@ export function resources(directory: Directory, tenantId: string) {
     useGrantedResource: async () => true,
     async getResourceServerInfo(ctx, indicator, client) {
       const server = resourceServer(indicator);
-      // Azure's resources are served to apps only: a user's (delegated) v1.0 token is not made here.
+      // Azure's resources are served to apps only: a user's (delegated) token for them is not made here.
       const appOnly = ctx.oidc.params?.grant_type === 'client_credentials';
-      if (!server || (server.version === '1.0' && !appOnly)) throw new errors.InvalidTarget();
+      if (!server || (AZURE_RESOURCES.has(indicator) && !appOnly)) throw new errors.InvalidTarget();
       if (ctx.oidc.route === 'authorization')
         refuseUnexposed(ctx.oidc.params?.scope, indicator, client.clientId);
       return {
@@ -182,12 +183,15 @@ export function resources(directory: Directory, tenantId: string) {
       .filter(Boolean);
     const user = 'accountId' in token && token.accountId ? directory.userById(token.accountId) : undefined;
     const app = directory.application(clientId);
-    // The app authenticated with its secret (the only credential taken here). Users get no v1.0 token
-    // (getResourceServerInfo).
+    // The app authenticated with its secret (the only credential taken here). Users get no token for
+    // Azure's resources (getResourceServerInfo).
     const tenant = { tenantId, issuer: String(payload.iss) };
     const shaped = versionClaims(server?.version ?? '2.0', tenant, clientId, '1');
+    // A v1.0 token's audience is the resource as the scope names it: Graph by its URI or application id.
+    const byUri =
+      server?.version === '1.0' && granted.some((scope) => scope.startsWith(`${GRAPH_RESOURCE}/`));
     const common = {
-      aud: payload.aud,
+      aud: byUri ? GRAPH_RESOURCE : payload.aud,
       iat: payload.iat,
       nbf: payload.iat,
       exp: payload.exp,
@@ -199,12 +203,18 @@ export function resources(directory: Directory, tenantId: string) {
       const scp = granted.some((scope) => scope.endsWith('/.default'))
         ? (server?.scopes ?? [])
         : [...new Set(granted.map(bareScope))];
+      // A member user's v1.0 token names the user by `upn` and `unique_name`, and has no `idp`.
+      const { idp: _, ...claims }: Record<string, unknown> = common;
+      const names =
+        server?.version === '1.0'
+          ? { upn: user.userPrincipalName, unique_name: user.userPrincipalName }
+          : { preferred_username: user.userPrincipalName };
       jwt.payload = {
-        ...common,
+        ...claims,
         oid: user.objectId,
         sub: user.objectId,
         name: user.displayName,
-        preferred_username: user.userPrincipalName,
+        ...names,
         scp: scp.join(' '),
       };
     } else {

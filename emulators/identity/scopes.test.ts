@@ -65,6 +65,27 @@ describe('scopes', () => {
     });
   });
 
+  it("gives Graph's v1.0 token the audience the scope names it by, as Entra (its URI or its application id)", async () => {
+    const msal = msalFor('taskWeb');
+    const scopes = ['https://graph.microsoft.com/User.Read'];
+    const { code, verifier } = await codeFor(msal, scopes);
+    const signedIn = await redeem(msal, code, verifier, scopes);
+    expect(decodeJwt(signedIn.accessToken)).toMatchObject({
+      aud: 'https://graph.microsoft.com',
+      ver: '1.0',
+      scp: 'User.Read',
+    });
+    const daemon = await msal.acquireTokenByClientCredential({
+      scopes: ['https://graph.microsoft.com/.default'],
+    });
+    expect(decodeJwt(daemon?.accessToken ?? '')).toMatchObject({
+      aud: 'https://graph.microsoft.com',
+      ver: '1.0',
+      idtyp: 'app',
+      appid: app('taskWeb').clientId,
+    });
+  });
+
   it('refuses a token request whose scopes name two resources, as Entra (AADSTS28000; 70011 for client credentials)', async () => {
     const api = `api://${app('taskApi').clientId}`;
     const web = app('taskWeb');
