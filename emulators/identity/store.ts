@@ -41,6 +41,13 @@ class ExpiringMap {
 }
 
 /**
+ * How long an entry is kept past its expiry (seconds; the adapter's clock tolerance): oidc-provider judges
+ * expiry itself, so a code or refresh token redeemed late is told apart from an unknown one (AADSTS70008,
+ * "has expired", rather than AADSTS9002313, "malformed or invalid"), as Entra tells them apart.
+ */
+const EXPIRED_KEPT = 24 * 3600;
+
+/**
  * oidc-provider's in-memory adapter on an ExpiringMap, with two of Entra's habits its protocol lacks:
  * - a refresh token stays valid after use (Entra replaces it on every use but does not revoke the old
  *   one); oidc-provider marks a rotated one spent, and revokes the whole grant if it comes back;
@@ -51,7 +58,7 @@ class ExpiringMap {
 export function entraStore(): NonNullable<Configuration['adapter']> {
   const entries = new ExpiringMap();
   return (model: string) => {
-    const store = new MemoryAdapter(model, entries);
+    const store = new MemoryAdapter(model, entries, EXPIRED_KEPT);
     return {
       upsert: (id, payload, expiresIn) => store.upsert(id, payload, expiresIn),
       find: (id) => store.find(id),

@@ -1,14 +1,31 @@
 /** Entra's refusals at the token endpoint of what a client sends, as code and raw HTTP meet them. */
 import { generateKeyPairSync } from 'node:crypto';
 import { ClientCertificateCredential } from '@azure/identity';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createCertificate } from '../core/certificate.ts';
 import { REDIRECT_URI, useSignInProvider } from './signin-fixture.ts';
 
 const provider = useSignInProvider();
-const { app, msalFor, codeFor, tokenRequest, expectEntraError } = provider;
+const { app, msalFor, codeFor, redeem, tokenRequest, expectEntraError } = provider;
 
 describe('token endpoint refusals', () => {
+  it('refuses a code redeemed after its 10 minutes with AADSTS70008, not as an unknown one', async () => {
+    const msal = msalFor('taskWeb');
+    const { code, verifier } = await codeFor(msal);
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    try {
+      vi.advanceTimersByTime(11 * 60 * 1000);
+      await expect(redeem(msal, code, verifier)).rejects.toMatchObject({
+        errorCode: 'invalid_grant',
+        errorMessage: expect.stringMatching(
+          /Description: AADSTS70008: The provided authorization code or refresh token has expired/,
+        ),
+      });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('refuses a certificate (client assertion) as Entra refuses one the app has not registered, AADSTS700027', async () => {
     // The directory registers secrets only (README): any certificate is one the app does not have.
     const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
