@@ -1,5 +1,7 @@
 import { createRequire } from 'node:module';
+import { type Clauses, resolveCount, splitClauses } from './clauses.ts';
 import { errors } from './errors.ts';
+import { page, unique } from './results.ts';
 import { checkIdentifiers } from './scope.ts';
 
 type Engine = typeof import('@zeit/cosmosdb-query');
@@ -20,24 +22,37 @@ export interface QuerySpec {
   parameters?: { name: string; value: unknown }[];
 }
 
-/** Parsed queries, reused: parsing and compiling costs far more than running on a small set. */
-const compiled = new Map<string, Query>();
+/** A query ready to run: the engine's compiled core and the clauses it lacks. */
+interface Prepared {
+  clauses: Clauses;
+  query: Query;
+}
+
+/** Prepared queries, reused: parsing and compiling costs far more than running on a small set. */
+const compiled = new Map<string, Prepared>();
 const CACHE_SIZE = 500;
 
-function compile(text: string): Query {
-  let parsed = compiled.get(text);
-  if (!parsed) {
-    try {
-      parsed = engine().default(text);
-    } catch (error) {
-      throw syntaxError(text, error);
-    }
-    checkFunctions(text, parsed.ast);
-    checkIdentifiers(text, parsed.ast);
-    if (compiled.size >= CACHE_SIZE) compiled.delete(compiled.keys().next().value as string);
-    compiled.set(text, parsed);
+function parse(text: string, reported = text): Query {
+  let parsed: Query;
+  try {
+    parsed = engine().default(text);
+  } catch (error) {
+    throw syntaxError(reported, error);
   }
+  checkFunctions(reported, parsed.ast);
+  checkIdentifiers(reported, parsed.ast);
   return parsed;
+}
+
+function compile(text: string): Prepared {
+  let prepared = compiled.get(text);
+  if (!prepared) {
+    const clauses = splitClauses(text);
+    prepared = { clauses, query: parse(clauses.core, text) };
+    if (compiled.size >= CACHE_SIZE) compiled.delete(compiled.keys().next().value as string);
+    compiled.set(text, prepared);
+  }
+  return prepared;
 }
 
 function syntaxError(text: string, error: unknown) {
@@ -167,7 +182,7 @@ function pathOf(expression: unknown): string | undefined {
  */
 export function checkOrderBy(spec: QuerySpec, policy: { compositeIndexes?: CompositePath[][] } | undefined) {
   const orderBy = (
-    compile(spec.query).ast.body as {
+    compile(spec.query).query.ast.body as {
       orderBy?: { expressions: { expression: unknown; order?: string }[] } | null;
     }
   ).orderBy?.expressions;
@@ -190,10 +205,18 @@ export function checkOrderBy(spec: QuerySpec, policy: { compositeIndexes?: Compo
     );
 }
 
+function execute(query: Query, items: object[], options: Parameters<Query['exec']>[1]) {
+  try {
+    return query.exec(items, options) as { result: unknown[]; continuation: unknown };
+  } catch (error) {
+    throw errors.badRequest((error as Error).message);
+  }
+}
+
 /** Runs a query over `items`, one page of at most `maxItemCount` results from `continuation` on. */
 export function runQuery(items: object[], spec: QuerySpec, maxItemCount: number, continuation?: string) {
-  const parsed = compile(spec.query);
-  let token: { token: string } | undefined;
+  const prepared = compile(spec.query);
+  let token: { token?: string; skip?: number } | undefined;
   if (continuation) {
     try {
       token = JSON.parse(continuation);
@@ -201,16 +224,24 @@ export function runQuery(items: object[], spec: QuerySpec, maxItemCount: number,
       throw errors.badRequest('Invalid Continuation Token');
     }
   }
-  try {
-    const { result, continuation: next } = parsed.exec(items, {
-      parameters: spec.parameters,
-      maxItemCount,
-      continuation: token,
-    }) as { result: unknown[]; continuation: unknown };
-    return { result, continuation: next ? JSON.stringify(next) : undefined };
-  } catch (error) {
-    throw errors.badRequest((error as Error).message);
-  }
+  if (prepared.clauses.core !== spec.query) return page(shaped(prepared, items, spec), maxItemCount, token);
+  const { result, continuation: next } = execute(prepared.query, items, {
+    parameters: spec.parameters,
+    maxItemCount,
+    continuation: token as { token: string } | undefined,
+  });
+  return { result, continuation: next ? JSON.stringify(next) : undefined };
+}
+
+/**
+ * All the results of a query with the clauses the engine lacks, in Cosmos DB's order of evaluation:
+ * DISTINCT, TOP. One partition key range: the whole answer is the gateway's.
+ */
+function shaped({ clauses, query }: Prepared, items: object[], { parameters }: QuerySpec) {
+  let results = execute(query, items, { parameters }).result;
+  if (clauses.distinct) results = unique(results);
+  if (clauses.top) results = results.slice(0, resolveCount(clauses.top, parameters));
+  return results;
 }
 
 /** True when the document satisfies a patch condition (`FROM c WHERE ...`). */
@@ -226,7 +257,7 @@ const AGGREGATES = new Set(['AVG', 'COUNT', 'MAX', 'MIN', 'SUM']);
  * the query truthfully (TOP, ORDER BY, aggregates) over the one full range.
  */
 export function queryPlan(spec: QuerySpec) {
-  const { ast } = compile(spec.query);
+  const { ast } = compile(spec.query).query;
   const body = ast.body as {
     top?: { value: { value?: number } } | null;
     select: { value?: { type: string; name?: { name: string } } };

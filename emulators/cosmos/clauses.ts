@@ -1,0 +1,146 @@
+import { errors } from './errors.ts';
+
+/**
+ * The clauses the SQL engine (`@zeit/cosmosdb-query`) has no grammar for — DISTINCT — cut out of the
+ * query text at its top level, so the engine runs the rest and `query.ts` applies them to its results.
+ */
+export interface Clauses {
+  /** The query without the cut clauses, for the engine. */
+  core: string;
+  distinct: boolean;
+  /** TOP, cut out only with the clauses above: it applies after them, not before as the engine would. */
+  top?: Count;
+}
+
+export interface Span {
+  text: string;
+  start: number;
+}
+
+/** A number written in the query, or a parameter that holds it. */
+export type Count = { value: number } | { parameter: string; start: number; end: number };
+
+interface Token extends Span {
+  end: number;
+  /** Bracket depth: clauses count only at 0, outside every (), [] and {}. */
+  depth: number;
+  word: string | undefined;
+}
+
+const CLOSE: Record<string, string> = { '(': ')', '[': ']', '{': '}' };
+const WORD = /[A-Za-z_$@][\w$]*/y;
+const NUMBER = /\d+(\.\d+)?([eE][+-]?\d+)?/y;
+const SPACE = /\s+/y;
+
+/** Splits a query into tokens: words, numbers, string literals and single punctuation marks. */
+function tokenize(text: string): Token[] {
+  const tokens: Token[] = [];
+  let depth = 0;
+  let i = 0;
+  const match = (pattern: RegExp) => {
+    pattern.lastIndex = i;
+    return pattern.exec(text)?.[0];
+  };
+  while (i < text.length) {
+    const space = match(SPACE);
+    if (space) {
+      i += space.length;
+      continue;
+    }
+    const char = text.charAt(i);
+    let end = i + 1;
+    if (char === '"' || char === "'") {
+      while (end < text.length && text.charAt(end) !== char) end += text.charAt(end) === '\\' ? 2 : 1;
+      end = Math.min(end + 1, text.length);
+    } else end = i + (match(WORD) ?? match(NUMBER) ?? char).length;
+    if (Object.values(CLOSE).includes(char)) depth -= 1;
+    const chunk = text.slice(i, end);
+    const afterDot = tokens.at(-1)?.text === '.';
+    const word = /^[A-Za-z_]/.test(chunk) && !afterDot ? chunk.toUpperCase() : undefined;
+    tokens.push({ text: chunk, start: i, end, depth, word });
+    if (CLOSE[char]) depth += 1;
+    i = end;
+  }
+  return tokens;
+}
+
+/** Cosmos DB's syntax error at a token; where the text ends too soon, at its last token. */
+const near = (token: Token | undefined, tokens: Token[]) => {
+  const at = token ?? tokens.at(-1);
+  return errors.sql({
+    start: at?.start ?? 0,
+    end: at?.end ?? 0,
+    code: 'SC1001',
+    message: `Syntax error, incorrect syntax near '${at?.text ?? ''}'.`,
+  });
+};
+
+/** Finds DISTINCT at the query's top level and cuts it out. */
+export function splitClauses(text: string): Clauses {
+  const tokens = tokenize(text);
+  const cut: [number, number][] = [];
+  const clauses: Clauses = { core: text, distinct: false };
+  for (const token of tokens) {
+    if (token.depth > 0 && ['DISTINCT'].includes(token.word ?? ''))
+      throw unsupported(token, `${token.word} inside a subquery`);
+  }
+  const top = tokens.filter((t) => t.depth === 0);
+  const at = (i: number) => top[i];
+  const word = (i: number) => top[i]?.word;
+  /** Cuts tokens `from` up to (not including) `to` out of the core. */
+  const cutOut = (from: number, to: number) =>
+    cut.push([top[from]?.start ?? text.length, top[to]?.start ?? text.length]);
+  let head = 1;
+  if (word(0) === 'SELECT' && word(1) === 'DISTINCT') {
+    clauses.distinct = true;
+    cutOut(1, 2);
+    head = 2;
+  }
+  const shaped = clauses.distinct;
+  if (shaped && word(head) === 'TOP') {
+    clauses.top = count(at(head + 1), top, 'TOP');
+    cutOut(head, head + 2);
+  }
+  // Blanked, not removed: the engine's and our error positions stay those of the text sent.
+  clauses.core = cut.reduce(
+    (core, [start, end]) => core.slice(0, start) + ' '.repeat(end - start) + core.slice(end),
+    text,
+  );
+  return clauses;
+}
+
+/** The largest count Cosmos DB takes. */
+const MAX_COUNT = 2 ** 32 - 1;
+
+function count(token: Token | undefined, tokens: Token[], clause: 'TOP'): Count {
+  if (token?.text.startsWith('@')) return { parameter: token.text, start: token.start, end: token.end };
+  if (!token || !/^\d+$/.test(token.text)) throw near(token, tokens);
+  const value = Number(token.text);
+  if (value > MAX_COUNT)
+    throw errors.sql({
+      start: token.start,
+      end: token.end,
+      message: `The ${clause} count value exceeds the maximum allowed value.`,
+    });
+  return { value };
+}
+
+/** The value of a TOP count, from the query's parameters when it names one. */
+export function resolveCount(count: Count, parameters: { name: string; value: unknown }[] = []): number {
+  if ('value' in count) return count.value;
+  const value = parameters.find((p) => p.name === count.parameter)?.value;
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_COUNT) return value;
+  throw errors.sql({
+    start: count.start,
+    end: count.end,
+    message: `The parameter ${count.parameter} must hold a whole number from 0 to ${MAX_COUNT} here.`,
+  });
+}
+
+export function unsupported(span: Span, what: string) {
+  return errors.sql({
+    start: span.start,
+    end: span.start + span.text.length,
+    message: `${what} is not supported by this emulator.`,
+  });
+}

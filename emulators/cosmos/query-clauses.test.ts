@@ -1,0 +1,104 @@
+import type { Container, FeedOptions, SqlQuerySpec } from '@azure/cosmos';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CosmosFixture, startCosmos } from './testing.ts';
+
+let cosmos: CosmosFixture;
+let container: Container;
+
+/** Ten tasks over three owners and three statuses; one has no status. */
+const TASKS = Array.from({ length: 10 }, (_, n) => ({
+  id: `t${n}`,
+  owner: ['ann', 'bob', 'cy'][n % 3] as string,
+  n,
+  ...(n === 9 ? {} : { status: ['open', 'done', 'late'][n % 3 === 0 ? 0 : n % 2 ? 1 : 2] }),
+}));
+
+beforeAll(async () => {
+  cosmos = await startCosmos({ inMemory: true });
+  const { database } = await cosmos.client().databases.createIfNotExists({ id: 'ClausesDB' });
+  ({ container } = await database.containers.createIfNotExists({
+    id: 'Tasks',
+    partitionKey: { paths: ['/owner'] },
+  }));
+  for (const task of TASKS) await container.items.create(task);
+});
+afterAll(() => cosmos.close());
+
+const all = async (query: string | SqlQuerySpec, options?: FeedOptions) =>
+  (await container.items.query(query, options).fetchAll()).resources;
+
+/** Every page fetchNext gives, as the SDK hands them out. */
+async function pages(query: string, options: FeedOptions) {
+  const iterator = container.items.query(query, options);
+  const seen: unknown[][] = [];
+  while (iterator.hasMoreResults()) {
+    const { resources } = await iterator.fetchNext();
+    if (resources.length) seen.push(resources);
+  }
+  return seen;
+}
+
+const statuses = TASKS.map((t) => t.status);
+const distinctStatuses = [...new Set(statuses.filter((s) => s !== undefined))];
+
+describe('DISTINCT', () => {
+  it('drops repeated results, objects and values alike', async () => {
+    const objects = await all('SELECT DISTINCT c.status FROM c');
+    // The task without a status projects to {}, a result of its own, as in Cosmos DB.
+    expect(objects).toHaveLength(distinctStatuses.length + 1);
+    expect(objects).toEqual(expect.arrayContaining([{}, ...distinctStatuses.map((status) => ({ status }))]));
+    const values = await all('SELECT DISTINCT VALUE c.status FROM c');
+    expect([...values].sort()).toEqual([...distinctStatuses].sort());
+  });
+
+  it('keeps ORDER BY, and pages with maxItemCount and continuation tokens without repeating', async () => {
+    const query = 'SELECT DISTINCT VALUE c.status FROM c ORDER BY c.status DESC';
+    expect(await all(query)).toEqual([...distinctStatuses].sort().reverse());
+    expect(await pages(query, { maxItemCount: 2 })).toEqual([['open', 'late'], ['done']]);
+    const first = await container.items.query(query, { maxItemCount: 2 }).fetchNext();
+    expect(first.continuationToken).toBeTruthy();
+    const rest = await container.items
+      .query(query, { maxItemCount: 2, continuationToken: first.continuationToken })
+      .fetchNext();
+    expect(rest.resources).toEqual(['done']);
+    expect(rest.continuationToken).toBeUndefined();
+  });
+
+  it('applies TOP after DISTINCT, not before', async () => {
+    expect(await all('SELECT DISTINCT TOP 2 VALUE c.owner FROM c ORDER BY c.owner')).toEqual(['ann', 'bob']);
+  });
+
+  it('takes objects with the same properties in another order as the same result', async () => {
+    const values = await all(
+      'SELECT DISTINCT VALUE (c.n % 2 = 0 ? {"a": 1, "b": 2} : {"b": 2, "a": 1}) FROM c',
+    );
+    expect(values).toEqual([{ a: 1, b: 2 }]);
+  });
+});
+
+describe('a client that forces the query plan', () => {
+  it('gets the same answers: the gateway answers these clauses whole on its one range', async () => {
+    for (const query of ['SELECT DISTINCT VALUE c.status FROM c'])
+      expect(await all(query, { forceQueryPlan: true }), query).toEqual(await all(query));
+  });
+});
+
+describe('queries Cosmos DB refuses', () => {
+  const refusal = async (query: string) => {
+    const error = await all(query).catch((e) => e);
+    expect(error.code, query).toBe(400);
+    expect(error.body.code).toBe('BadRequest');
+    return error.body.message.split('\r\n')[0] as string;
+  };
+
+  it('says what this emulator cannot run rather than answering wrongly', async () => {
+    for (const [query, what] of [
+      ['SELECT VALUE ARRAY(SELECT DISTINCT VALUE t FROM t IN c.tags) FROM c', 'DISTINCT inside a subquery'],
+    ] as const)
+      expect(await refusal(query), query).toMatch(
+        new RegExp(
+          `^Message: \\{"errors":\\[\\{"severity":"Error","location":\\{"start":\\d+,"end":\\d+\\},"message":"${what.replace(/[()]/g, '\\$&')} is not supported by this emulator."\\}\\]\\}$`,
+        ),
+      );
+  });
+});
