@@ -1,13 +1,16 @@
 import { errors } from './errors.ts';
 
 /**
- * The clauses the SQL engine (`@zeit/cosmosdb-query`) has no grammar for — DISTINCT — cut out of the
- * query text at its top level, so the engine runs the rest and `query.ts` applies them to its results.
+ * The clauses the SQL engine (`@zeit/cosmosdb-query`) has no grammar for — DISTINCT and OFFSET … LIMIT —
+ * cut out of the query text at its top level, so the engine runs the rest and `query.ts` applies them
+ * to its results.
  */
 export interface Clauses {
   /** The query without the cut clauses, for the engine. */
   core: string;
   distinct: boolean;
+  offset?: Count;
+  limit?: Count;
   /** TOP, cut out only with the clauses above: it applies after them, not before as the engine would. */
   top?: Count;
 }
@@ -75,13 +78,13 @@ const near = (token: Token | undefined, tokens: Token[]) => {
   });
 };
 
-/** Finds DISTINCT at the query's top level and cuts it out. */
+/** Finds DISTINCT and OFFSET … LIMIT at the query's top level and cuts them out. */
 export function splitClauses(text: string): Clauses {
   const tokens = tokenize(text);
   const cut: [number, number][] = [];
   const clauses: Clauses = { core: text, distinct: false };
   for (const token of tokens) {
-    if (token.depth > 0 && ['DISTINCT'].includes(token.word ?? ''))
+    if (token.depth > 0 && ['DISTINCT', 'OFFSET'].includes(token.word ?? ''))
       throw unsupported(token, `${token.word} inside a subquery`);
   }
   const top = tokens.filter((t) => t.depth === 0);
@@ -96,7 +99,16 @@ export function splitClauses(text: string): Clauses {
     cutOut(1, 2);
     head = 2;
   }
-  const shaped = clauses.distinct;
+  const offset = top.findIndex((t) => t.word === 'OFFSET' || t.word === 'LIMIT');
+  if (offset >= 0) {
+    if (word(offset) !== 'OFFSET') throw near(at(offset), top);
+    clauses.offset = count(at(offset + 1), top, 'OFFSET');
+    if (word(offset + 2) !== 'LIMIT') throw near(at(offset + 2), top);
+    clauses.limit = count(at(offset + 3), top, 'LIMIT');
+    if (at(offset + 4)) throw near(at(offset + 4), top);
+    cutOut(offset, top.length);
+  }
+  const shaped = clauses.distinct || clauses.offset;
   if (shaped && word(head) === 'TOP') {
     clauses.top = count(at(head + 1), top, 'TOP');
     cutOut(head, head + 2);
@@ -109,10 +121,10 @@ export function splitClauses(text: string): Clauses {
   return clauses;
 }
 
-/** The largest count Cosmos DB takes. */
+/** The largest OFFSET Cosmos DB takes (SC2062 past it); LIMIT and TOP are held to the same here. */
 const MAX_COUNT = 2 ** 32 - 1;
 
-function count(token: Token | undefined, tokens: Token[], clause: 'TOP'): Count {
+function count(token: Token | undefined, tokens: Token[], clause: 'OFFSET' | 'LIMIT' | 'TOP'): Count {
   if (token?.text.startsWith('@')) return { parameter: token.text, start: token.start, end: token.end };
   if (!token || !/^\d+$/.test(token.text)) throw near(token, tokens);
   const value = Number(token.text);
@@ -120,12 +132,13 @@ function count(token: Token | undefined, tokens: Token[], clause: 'TOP'): Count 
     throw errors.sql({
       start: token.start,
       end: token.end,
+      ...(clause === 'OFFSET' && { code: 'SC2062' }),
       message: `The ${clause} count value exceeds the maximum allowed value.`,
     });
   return { value };
 }
 
-/** The value of a TOP count, from the query's parameters when it names one. */
+/** The value of an OFFSET, LIMIT or TOP count, from the query's parameters when it names one. */
 export function resolveCount(count: Count, parameters: { name: string; value: unknown }[] = []): number {
   if ('value' in count) return count.value;
   const value = parameters.find((p) => p.name === count.parameter)?.value;

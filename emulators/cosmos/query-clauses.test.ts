@@ -76,9 +76,48 @@ describe('DISTINCT', () => {
   });
 });
 
+describe('OFFSET … LIMIT', () => {
+  it('skips and takes after ORDER BY, with literals or parameters', async () => {
+    expect(await all('SELECT VALUE c.n FROM c ORDER BY c.n OFFSET 2 LIMIT 3')).toEqual([2, 3, 4]);
+    const query = {
+      query: 'SELECT c.id FROM c ORDER BY c.n DESC OFFSET @skip LIMIT @take',
+      parameters: [
+        { name: '@skip', value: 8 },
+        { name: '@take', value: 5 },
+      ],
+    };
+    expect(await all(query)).toEqual([{ id: 't1' }, { id: 't0' }]);
+    expect(await all('SELECT VALUE c.n FROM c ORDER BY c.n OFFSET 20 LIMIT 3')).toEqual([]);
+    expect(await all('SELECT VALUE c.n FROM c ORDER BY c.n OFFSET 0 LIMIT 0')).toEqual([]);
+  });
+
+  it('pages the window it selects with maxItemCount, fetchNext and continuation tokens', async () => {
+    const query = 'SELECT VALUE c.n FROM c ORDER BY c.n OFFSET 1 LIMIT 5';
+    expect(await pages(query, { maxItemCount: 2 })).toEqual([[1, 2], [3, 4], [5]]);
+    const first = await container.items.query(query, { maxItemCount: 4 }).fetchNext();
+    expect(first.resources).toEqual([1, 2, 3, 4]);
+    const rest = await container.items
+      .query(query, { maxItemCount: 4, continuationToken: first.continuationToken })
+      .fetchNext();
+    expect(rest.resources).toEqual([5]);
+  });
+
+  it('combines with DISTINCT: the window is over the distinct results', async () => {
+    expect(await all('SELECT DISTINCT VALUE c.owner FROM c ORDER BY c.owner OFFSET 1 LIMIT 1')).toEqual([
+      'bob',
+    ]);
+  });
+
+  it('scopes to the partitionKey option like any query', async () => {
+    expect(
+      await all('SELECT VALUE c.n FROM c ORDER BY c.n OFFSET 1 LIMIT 2', { partitionKey: 'bob' }),
+    ).toEqual([4, 7]);
+  });
+});
+
 describe('a client that forces the query plan', () => {
   it('gets the same answers: the gateway answers these clauses whole on its one range', async () => {
-    for (const query of ['SELECT DISTINCT VALUE c.status FROM c'])
+    for (const query of ['SELECT DISTINCT VALUE c.status FROM c', 'SELECT VALUE c.n FROM c OFFSET 2 LIMIT 3'])
       expect(await all(query, { forceQueryPlan: true }), query).toEqual(await all(query));
   });
 });
@@ -91,9 +130,30 @@ describe('queries Cosmos DB refuses', () => {
     return error.body.message.split('\r\n')[0] as string;
   };
 
+  it.each([
+    ['SELECT VALUE c.n FROM c OFFSET 1', '1'],
+    ['SELECT VALUE c.n FROM c LIMIT 1', 'LIMIT'],
+    ['SELECT VALUE c.n FROM c OFFSET -1 LIMIT 1', '-'],
+  ])('reports a malformed clause as a syntax error, SC1001, at the token: %s', async (query, near) => {
+    const start = query.lastIndexOf(near);
+    expect(await refusal(query)).toBe(
+      `Message: {"errors":[{"severity":"Error","location":{"start":${start},"end":${start + near.length}},"code":"SC1001","message":"Syntax error, incorrect syntax near '${near}'."}]}`,
+    );
+  });
+
+  it('refuses an OFFSET past 4294967295 with SC2062, as Cosmos DB does', async () => {
+    expect(await refusal('SELECT c.n FROM c OFFSET 4294967296 LIMIT 10')).toBe(
+      `Message: {"errors":[{"severity":"Error","location":{"start":25,"end":35},"code":"SC2062","message":"The OFFSET count value exceeds the maximum allowed value."}]}`,
+    );
+  });
+
   it('says what this emulator cannot run rather than answering wrongly', async () => {
     for (const [query, what] of [
       ['SELECT VALUE ARRAY(SELECT DISTINCT VALUE t FROM t IN c.tags) FROM c', 'DISTINCT inside a subquery'],
+      [
+        'SELECT VALUE ARRAY(SELECT VALUE t FROM t IN c.tags OFFSET 0 LIMIT 1) FROM c',
+        'OFFSET inside a subquery',
+      ],
     ] as const)
       expect(await refusal(query), query).toMatch(
         new RegExp(

@@ -235,11 +235,15 @@ export function runQuery(items: object[], spec: QuerySpec, maxItemCount: number,
 
 /**
  * All the results of a query with the clauses the engine lacks, in Cosmos DB's order of evaluation:
- * DISTINCT, TOP. One partition key range: the whole answer is the gateway's.
+ * DISTINCT, OFFSET … LIMIT, TOP. One partition key range: the whole answer is the gateway's.
  */
 function shaped({ clauses, query }: Prepared, items: object[], { parameters }: QuerySpec) {
   let results = execute(query, items, { parameters }).result;
   if (clauses.distinct) results = unique(results);
+  if (clauses.offset && clauses.limit) {
+    const offset = resolveCount(clauses.offset, parameters);
+    results = results.slice(offset, offset + resolveCount(clauses.limit, parameters));
+  }
   if (clauses.top) results = results.slice(0, resolveCount(clauses.top, parameters));
   return results;
 }
