@@ -1,14 +1,16 @@
 import { errors } from './errors.ts';
 
 /**
- * The clauses the SQL engine (`@zeit/cosmosdb-query`) has no grammar for — DISTINCT and OFFSET … LIMIT —
- * cut out of the query text at its top level, so the engine runs the rest and `query.ts` applies them
- * to its results.
+ * The clauses the SQL engine (`@zeit/cosmosdb-query`) has no grammar for — DISTINCT, GROUP BY and
+ * OFFSET … LIMIT — cut out of the query text at its top level, so the engine runs the rest and
+ * `query.ts` applies them to its results.
  */
 export interface Clauses {
   /** The query without the cut clauses, for the engine. */
   core: string;
   distinct: boolean;
+  /** The GROUP BY expressions as written, with where each starts in the original text. */
+  groupBy: Span[];
   offset?: Count;
   limit?: Count;
   /** TOP, cut out only with the clauses above: it applies after them, not before as the engine would. */
@@ -78,13 +80,16 @@ const near = (token: Token | undefined, tokens: Token[]) => {
   });
 };
 
-/** Finds DISTINCT and OFFSET … LIMIT at the query's top level and cuts them out. */
+/** Words that end a GROUP BY list. */
+const AFTER_GROUP_BY = new Set(['ORDER', 'OFFSET', 'LIMIT']);
+
+/** Finds DISTINCT, GROUP BY and OFFSET … LIMIT at the query's top level and cuts them out. */
 export function splitClauses(text: string): Clauses {
   const tokens = tokenize(text);
   const cut: [number, number][] = [];
-  const clauses: Clauses = { core: text, distinct: false };
+  const clauses: Clauses = { core: text, distinct: false, groupBy: [] };
   for (const token of tokens) {
-    if (token.depth > 0 && ['DISTINCT', 'OFFSET'].includes(token.word ?? ''))
+    if (token.depth > 0 && ['DISTINCT', 'GROUP', 'OFFSET'].includes(token.word ?? ''))
       throw unsupported(token, `${token.word} inside a subquery`);
   }
   const top = tokens.filter((t) => t.depth === 0);
@@ -99,6 +104,17 @@ export function splitClauses(text: string): Clauses {
     cutOut(1, 2);
     head = 2;
   }
+  const group = top.findIndex((t) => t.word === 'GROUP');
+  if (group >= 0) {
+    if (word(group + 1) !== 'BY') throw near(at(group + 1), top);
+    let end = group + 2;
+    while (end < top.length && !AFTER_GROUP_BY.has(word(end) ?? '')) end += 1;
+    const order = at(end);
+    if (order?.word === 'ORDER') throw unsupported(order, 'ORDER BY with GROUP BY');
+    clauses.groupBy = list(text, tokens, at(group + 1)?.end ?? 0, order?.start ?? text.length);
+    if (clauses.groupBy.length === 0) throw near(at(group + 1), top);
+    cutOut(group, end);
+  }
   const offset = top.findIndex((t) => t.word === 'OFFSET' || t.word === 'LIMIT');
   if (offset >= 0) {
     if (word(offset) !== 'OFFSET') throw near(at(offset), top);
@@ -108,7 +124,7 @@ export function splitClauses(text: string): Clauses {
     if (at(offset + 4)) throw near(at(offset + 4), top);
     cutOut(offset, top.length);
   }
-  const shaped = clauses.distinct || clauses.offset;
+  const shaped = clauses.distinct || clauses.groupBy.length > 0 || clauses.offset;
   if (shaped && word(head) === 'TOP') {
     clauses.top = count(at(head + 1), top, 'TOP');
     cutOut(head, head + 2);
@@ -119,6 +135,21 @@ export function splitClauses(text: string): Clauses {
     text,
   );
   return clauses;
+}
+
+/** The comma-separated expressions of `text` between `from` and `to`, split at bracket depth 0. */
+function list(text: string, tokens: Token[], from: number, to: number): Span[] {
+  const spans: Span[] = [];
+  let start = from;
+  for (const token of tokens) {
+    if (token.start < from || token.start >= to || token.depth !== 0 || token.text !== ',') continue;
+    spans.push({ text: text.slice(start, token.start), start });
+    start = token.end;
+  }
+  spans.push({ text: text.slice(start, to), start });
+  return spans
+    .map((span) => ({ text: span.text.trim(), start: span.start + span.text.search(/\S|$/) }))
+    .filter((span) => span.text !== '');
 }
 
 /** The largest OFFSET Cosmos DB takes (SC2062 past it); LIMIT and TOP are held to the same here. */
@@ -148,6 +179,17 @@ export function resolveCount(count: Count, parameters: { name: string; value: un
     end: count.end,
     message: `The parameter ${count.parameter} must hold a whole number from 0 to ${MAX_COUNT} here.`,
   });
+}
+
+/** The select list of a query (between SELECT [VALUE] and FROM, TOP cut out), and where FROM starts. */
+export function selectList(core: string): { items: Span[]; value: boolean; from: number } {
+  const tokens = tokenize(core);
+  const top = tokens.filter((t) => t.depth === 0);
+  const value = top[1]?.word === 'VALUE';
+  const from = top.find((t, j) => j >= 1 && t.word === 'FROM');
+  const start = top[value ? 2 : 1]?.start ?? core.length;
+  const end = from?.start ?? core.length;
+  return { items: list(core, tokens, start, end), value, from: end };
 }
 
 export function unsupported(span: Span, what: string) {

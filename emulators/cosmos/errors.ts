@@ -13,6 +13,13 @@ export class CosmosError extends Error {
   }
 }
 
+export interface SqlError {
+  start: number;
+  end: number;
+  code?: string;
+  message: string;
+}
+
 const NOT_FOUND_TSG = 'More info: https://aka.ms/cosmosdb-tsg-not-found';
 
 export const errors = {
@@ -43,10 +50,10 @@ export const errors = {
       'Message: {"Errors":["PartitionKey extracted from document doesn\'t match the one specified in the header. Learn more: https:\\/\\/aka.ms\\/CosmosDB\\/sql\\/errors\\/wrong-pk-value"]}',
       1001,
     ),
-  /** A query's error: Cosmos lists it as JSON inside the message, with the offending span. */
-  sql: ({ start, end, code, message }: { start: number; end: number; code?: string; message: string }) =>
+  /** A query's errors: Cosmos lists them as JSON inside the message, each with the offending span. */
+  sql: (...list: SqlError[]) =>
     errors.badRequest(
-      `Message: ${JSON.stringify({ errors: [{ severity: 'Error', location: { start, end }, ...(code && { code }), message }] })}`,
+      `Message: ${JSON.stringify({ errors: list.map(({ start, end, code, message }) => ({ severity: 'Error', location: { start, end }, ...(code && { code }), message })) })}`,
     ),
   invalidPayload: () =>
     new CosmosError(

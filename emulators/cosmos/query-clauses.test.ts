@@ -115,9 +115,90 @@ describe('OFFSET … LIMIT', () => {
   });
 });
 
+describe('GROUP BY', () => {
+  const byOwner = (rows: { owner?: string }[]) =>
+    [...rows].sort((a, b) => String(a.owner).localeCompare(String(b.owner)));
+
+  it('groups and aggregates COUNT, SUM, AVG, MIN and MAX per group', async () => {
+    const rows = await all(
+      'SELECT c.owner, COUNT(1) AS count, SUM(c.n) AS total, AVG(c.n) AS mean, MIN(c.n) AS low, MAX(c.n) AS high FROM c GROUP BY c.owner',
+    );
+    const expected = ['ann', 'bob', 'cy'].map((owner) => {
+      const ns = TASKS.filter((t) => t.owner === owner).map((t) => t.n);
+      const total = ns.reduce((a, b) => a + b, 0);
+      return {
+        owner,
+        count: ns.length,
+        total,
+        mean: total / ns.length,
+        low: Math.min(...ns),
+        high: Math.max(...ns),
+      };
+    });
+    expect(byOwner(rows)).toEqual(expected);
+  });
+
+  it('groups by several expressions, with WHERE, and leaves out a group key that is undefined', async () => {
+    const rows = await all(
+      'SELECT c.status, c.owner, COUNT(1) AS count FROM c WHERE c.n >= 3 GROUP BY c.status, c.owner',
+    );
+    const expected = new Map<string, { status?: string; owner: string; count: number }>();
+    for (const t of TASKS.filter((task) => task.n >= 3)) {
+      const key = `${t.status}/${t.owner}`;
+      const row = expected.get(key) ?? {
+        ...(t.status === undefined ? {} : { status: t.status }),
+        owner: t.owner,
+        count: 0,
+      };
+      row.count += 1;
+      expected.set(key, row);
+    }
+    expect(rows).toHaveLength(expected.size);
+    expect(rows).toEqual(expect.arrayContaining([...expected.values()]));
+    expect(rows).toContainEqual({ owner: 'ann', count: 1 });
+  });
+
+  it('answers SELECT VALUE of a group expression or of an aggregate', async () => {
+    expect([...(await all('SELECT VALUE c.owner FROM c GROUP BY c.owner'))].sort()).toEqual([
+      'ann',
+      'bob',
+      'cy',
+    ]);
+    expect([...(await all('SELECT VALUE COUNT(1) FROM c GROUP BY c.owner'))].sort()).toEqual([3, 3, 4]);
+  });
+
+  it('accepts expressions over the grouped properties and names unaliased ones $1, $2', async () => {
+    const rows = await all(
+      'SELECT UPPER(c.owner), COUNT(1), CONCAT(c.owner, "@x.y") AS mail FROM c WHERE c.owner = "cy" GROUP BY c.owner',
+    );
+    expect(rows).toEqual([{ $1: 'CY', $2: 3, mail: 'cy@x.y' }]);
+  });
+
+  it('pages the groups with maxItemCount and fetchNext, each group once', async () => {
+    const seen = await pages('SELECT VALUE c.owner FROM c GROUP BY c.owner', { maxItemCount: 2 });
+    expect(seen.map((page) => page.length)).toEqual([2, 1]);
+    expect(seen.flat().sort()).toEqual(['ann', 'bob', 'cy']);
+  });
+
+  it('runs in one partition with the partitionKey option', async () => {
+    const rows = await all('SELECT c.status, COUNT(1) AS count FROM c GROUP BY c.status', {
+      partitionKey: 'cy',
+    });
+    const counts: Record<string, number> = {};
+    for (const t of TASKS.filter((task) => task.owner === 'cy'))
+      counts[String(t.status)] = (counts[String(t.status)] ?? 0) + 1;
+    expect(Object.fromEntries(rows.map((r) => [r.status, r.count]))).toEqual(counts);
+    expect(rows).toHaveLength(2);
+  });
+});
+
 describe('a client that forces the query plan', () => {
   it('gets the same answers: the gateway answers these clauses whole on its one range', async () => {
-    for (const query of ['SELECT DISTINCT VALUE c.status FROM c', 'SELECT VALUE c.n FROM c OFFSET 2 LIMIT 3'])
+    for (const query of [
+      'SELECT DISTINCT VALUE c.status FROM c',
+      'SELECT VALUE c.n FROM c OFFSET 2 LIMIT 3',
+      'SELECT c.owner, COUNT(1) AS count FROM c GROUP BY c.owner',
+    ])
       expect(await all(query, { forceQueryPlan: true }), query).toEqual(await all(query));
   });
 });
@@ -130,7 +211,16 @@ describe('queries Cosmos DB refuses', () => {
     return error.body.message.split('\r\n')[0] as string;
   };
 
+  it('refuses a property in the select list that is neither grouped nor aggregated, with SC2102', async () => {
+    const query = 'SELECT c.owner, c.status, COUNT(1) AS count FROM c GROUP BY c.owner';
+    expect(await refusal(query)).toBe(
+      `Message: {"errors":[{"severity":"Error","location":{"start":16,"end":24},"code":"SC2102","message":"Property reference 'c.status' is invalid in the select list because it is not contained in either an aggregate function or the GROUP BY clause."}]}`,
+    );
+  });
+
   it.each([
+    ['SELECT c.owner FROM c GROUP BY', 'BY'],
+    ['SELECT c.owner FROM c GROUP c.owner', 'c'],
     ['SELECT VALUE c.n FROM c OFFSET 1', '1'],
     ['SELECT VALUE c.n FROM c LIMIT 1', 'LIMIT'],
     ['SELECT VALUE c.n FROM c OFFSET -1 LIMIT 1', '-'],
@@ -149,6 +239,12 @@ describe('queries Cosmos DB refuses', () => {
 
   it('says what this emulator cannot run rather than answering wrongly', async () => {
     for (const [query, what] of [
+      ['SELECT VALUE 1 FROM c GROUP BY COUNT(1)', 'An aggregate in GROUP BY'],
+      [
+        'SELECT c.owner, ABS(AVG(c.n)) AS a FROM c GROUP BY c.owner',
+        'An aggregate inside another expression',
+      ],
+      ['SELECT c.owner FROM c GROUP BY c.owner ORDER BY c.owner', 'ORDER BY with GROUP BY'],
       ['SELECT VALUE ARRAY(SELECT DISTINCT VALUE t FROM t IN c.tags) FROM c', 'DISTINCT inside a subquery'],
       [
         'SELECT VALUE ARRAY(SELECT VALUE t FROM t IN c.tags OFFSET 0 LIMIT 1) FROM c',

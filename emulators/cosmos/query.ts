@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { type Clauses, resolveCount, splitClauses } from './clauses.ts';
 import { errors } from './errors.ts';
+import { fold, type GroupPlan, planGroups } from './grouping.ts';
 import { page, unique } from './results.ts';
 import { checkIdentifiers } from './scope.ts';
 
@@ -22,10 +23,14 @@ export interface QuerySpec {
   parameters?: { name: string; value: unknown }[];
 }
 
-/** A query ready to run: the engine's compiled core and the clauses it lacks. */
+/**
+ * A query ready to run: the engine's compiled core, the clauses it lacks, and for GROUP BY the
+ * per-item projection the groups are folded from.
+ */
 interface Prepared {
   clauses: Clauses;
   query: Query;
+  groups?: { plan: GroupPlan; query: Query };
 }
 
 /** Prepared queries, reused: parsing and compiling costs far more than running on a small set. */
@@ -49,6 +54,10 @@ function compile(text: string): Prepared {
   if (!prepared) {
     const clauses = splitClauses(text);
     prepared = { clauses, query: parse(clauses.core, text) };
+    if (clauses.groupBy.length) {
+      const plan = planGroups(clauses.core, clauses.groupBy);
+      prepared.groups = { plan, query: parse(plan.projection) };
+    }
     if (compiled.size >= CACHE_SIZE) compiled.delete(compiled.keys().next().value as string);
     compiled.set(text, prepared);
   }
@@ -235,10 +244,16 @@ export function runQuery(items: object[], spec: QuerySpec, maxItemCount: number,
 
 /**
  * All the results of a query with the clauses the engine lacks, in Cosmos DB's order of evaluation:
- * DISTINCT, OFFSET … LIMIT, TOP. One partition key range: the whole answer is the gateway's.
+ * GROUP BY, DISTINCT, OFFSET … LIMIT, TOP. One partition key range: the whole answer is the gateway's.
  */
-function shaped({ clauses, query }: Prepared, items: object[], { parameters }: QuerySpec) {
-  let results = execute(query, items, { parameters }).result;
+function shaped({ clauses, query, groups }: Prepared, items: object[], { parameters }: QuerySpec) {
+  let results = groups
+    ? fold(
+        groups.plan,
+        execute(groups.query, items, { parameters }).result as Record<string, unknown>[],
+        requireEngine('@zeit/cosmosdb-query/lib/aggregate-functions.js'),
+      )
+    : execute(query, items, { parameters }).result;
   if (clauses.distinct) results = unique(results);
   if (clauses.offset && clauses.limit) {
     const offset = resolveCount(clauses.offset, parameters);
