@@ -93,13 +93,20 @@ function balanced(text: string) {
   return depth === 0;
 }
 
+/** A property reference written one way: `c["a"] . b` is `c.a.b`. */
+const path = (reference: string) =>
+  reference.replace(/\s+/g, '').replace(/\[(["'])([A-Za-z_$][\w$]*)\1\]/g, '.$2');
+
 /** The property references of a select item that no GROUP BY expression covers. */
 function ungrouped(item: Span, expression: string, groupBy: Span[]) {
   let masked = expression;
   for (const key of groupBy) masked = masked.split(key.text).join(' '.repeat(key.text.length));
   const literals = [...masked.matchAll(STRING)].map((m) => [m.index, m.index + m[0].length]);
   const inLiteral = (at: number) => literals.some(([start = 0, end = 0]) => at > start && at < end);
-  const references = [...masked.matchAll(REFERENCE)].filter((m) => !inLiteral(m.index));
+  const grouped = new Set(groupBy.map((key) => path(key.text)));
+  const references = [...masked.matchAll(REFERENCE)].filter(
+    (m) => !inLiteral(m.index) && !grouped.has(path(m[0])),
+  );
   return references.map((reference) => {
     const start = item.start + (reference.index ?? 0);
     return {

@@ -158,6 +158,17 @@ describe('GROUP BY', () => {
     expect(rows).toContainEqual({ owner: 'ann', count: 1 });
   });
 
+  it('takes a property written another way as the one grouped: c["owner"] is c.owner', async () => {
+    const rows = await all('SELECT c["owner"], c . owner AS again FROM c WHERE c.n < 2 GROUP BY c.owner');
+    expect(rows).toEqual(
+      expect.arrayContaining([
+        { owner: 'ann', again: 'ann' },
+        { owner: 'bob', again: 'bob' },
+      ]),
+    );
+    expect(rows).toHaveLength(2);
+  });
+
   it('answers SELECT VALUE of a group expression or of an aggregate', async () => {
     expect([...(await all('SELECT VALUE c.owner FROM c GROUP BY c.owner'))].sort()).toEqual([
       'ann',
