@@ -18,6 +18,7 @@ interface Column {
 }
 
 const AGGREGATE = /^(COUNT|SUM|AVG|MIN|MAX)\s*\(([\s\S]*)\)$/i;
+const HAS_AGGREGATE = /\b(COUNT|SUM|AVG|MIN|MAX)\s*\(/i;
 /** A property reference: a name with at least one `.name` or `[…]` after it. */
 const REFERENCE = /[A-Za-z_$][\w$]*(\s*(\.\s*[A-Za-z_$][\w$]*|\[\s*("[^"]*"|'[^']*'|\d+)\s*\]))+/g;
 const PATH_END = /(?:\.\s*([A-Za-z_$][\w$]*)|\[\s*["']([^"']*)["']\s*\])$/;
@@ -61,14 +62,13 @@ export function planGroups(core: string, groupBy: Span[]): GroupPlan {
       inputs.push(aggregate[2] ?? '');
       return { alias: name, aggregate: aggregate[1]?.toUpperCase() };
     }
-    if (/\b(COUNT|SUM|AVG|MIN|MAX)\s*\(/i.test(expression))
-      throw unsupported(item, 'An aggregate inside another expression');
+    if (HAS_AGGREGATE.test(expression)) throw unsupported(item, 'An aggregate inside another expression');
     invalid.push(...ungrouped(item, expression, groupBy));
     inputs.push(expression);
     return { alias: name };
   });
   for (const key of groupBy)
-    if (/\b(COUNT|SUM|AVG|MIN|MAX)\s*\(/i.test(key.text)) throw unsupported(key, 'An aggregate in GROUP BY');
+    if (HAS_AGGREGATE.test(key.text)) throw unsupported(key, 'An aggregate in GROUP BY');
   if (invalid.length) throw errors.sql(...invalid);
   const rest = core.slice(from);
   const fields = [
@@ -128,7 +128,9 @@ export function fold(plan: GroupPlan, rows: Record<string, unknown>[], aggregate
     const key = JSON.stringify(
       Array.from({ length: plan.keys }, (_, i) => (row[`g${i}`] === undefined ? [] : [row[`g${i}`]])),
     );
-    groups.set(key, [...(groups.get(key) ?? []), row]);
+    const members = groups.get(key);
+    if (members) members.push(row);
+    else groups.set(key, [row]);
   }
   const results: unknown[] = [];
   for (const members of groups.values()) {

@@ -233,6 +233,7 @@ export function runQuery(items: object[], spec: QuerySpec, maxItemCount: number,
       throw errors.badRequest('Invalid Continuation Token');
     }
   }
+  // A core that differs from the text had clauses cut out: those need the whole answer, paged here.
   if (prepared.clauses.core !== spec.query) return page(shaped(prepared, items, spec), maxItemCount, token);
   const { result, continuation: next } = execute(prepared.query, items, {
     parameters: spec.parameters,
