@@ -209,6 +209,7 @@ describe('a client that forces the query plan', () => {
       'SELECT DISTINCT VALUE c.status FROM c',
       'SELECT VALUE c.n FROM c OFFSET 2 LIMIT 3',
       'SELECT c.owner, COUNT(1) AS count FROM c GROUP BY c.owner',
+      'SELECT VALUE COUNT(1) FROM c GROUP BY c.owner',
     ])
       expect(await all(query, { forceQueryPlan: true }), query).toEqual(await all(query));
   });

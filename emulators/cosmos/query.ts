@@ -277,14 +277,16 @@ const AGGREGATES = new Set(['AVG', 'COUNT', 'MAX', 'MIN', 'SUM']);
  * the query truthfully (TOP, ORDER BY, aggregates) over the one full range.
  */
 export function queryPlan(spec: QuerySpec) {
-  const { ast } = compile(spec.query).query;
-  const body = ast.body as {
+  const { query, groups } = compile(spec.query);
+  const body = query.ast.body as {
     top?: { value: { value?: number } } | null;
     select: { value?: { type: string; name?: { name: string } } };
     orderBy?: { expressions: { expression: unknown; order?: string }[] } | null;
   };
   const value = body.select.value;
+  // With GROUP BY the aggregate is folded per group by the gateway, like the rest of the clause.
   const aggregate =
+    !groups &&
     value?.type === 'scalar_function_expression' &&
     value.name &&
     AGGREGATES.has(value.name.name.toUpperCase())
