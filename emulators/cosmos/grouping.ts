@@ -1,29 +1,29 @@
 import { type Span, selectList, unsupported } from './clauses.ts';
 import { errors, type SqlError } from './errors.ts';
 
-/** How a GROUP BY query is answered: each item projected once by the engine, then folded per group. */
+/**
+ * How a GROUP BY query is answered: each row projected once by the engine (its group keys, the inputs
+ * of every aggregate, and its aliases' values), the aggregates folded per group, then the select list
+ * evaluated once per group on its first row's aliases, each aggregate read from a parameter.
+ */
 export interface GroupPlan {
-  /** `SELECT VALUE {"g0": …, "v0": …} FROM …`: the group keys and each select item's input, per item. */
+  /** `SELECT VALUE {"g0": …, "a0": …, "s": {"c": [c], …}} FROM …`, per row. */
   projection: string;
+  /** `SELECT VALUE {"k0": …} FROM __row JOIN c IN __row.s["c"] …`, per group, aggregates as `@__a0`… */
+  result: string;
   /** How many GROUP BY expressions (`g0`…). */
   keys: number;
-  value: boolean;
-  columns: Column[];
+  /** The aggregate (upper case) folding each `a` input. */
+  aggregates: string[];
+  /** Each select item's output name (`k0`… renamed), or none for SELECT VALUE. */
+  names?: string[];
 }
 
-interface Column {
-  alias: string;
-  /** The aggregate (upper case) folding the column's inputs, or none: the group's first value. */
-  aggregate?: string;
-}
-
-const AGGREGATE = /^(COUNT|SUM|AVG|MIN|MAX)\s*\(([\s\S]*)\)$/i;
-const HAS_AGGREGATE = /\b(COUNT|SUM|AVG|MIN|MAX)\s*\(/i;
+const HAS_AGGREGATE = /\b(COUNT|SUM|AVG|MIN|MAX)\s*\(/gi;
 /** A property reference: a name with at least one `.name` or `[…]` after it. */
 const REFERENCE = /[A-Za-z_$][\w$]*(\s*(\.\s*[A-Za-z_$][\w$]*|\[\s*("[^"]*"|'[^']*'|\d+)\s*\]))+/g;
 const PATH_END = /(?:\.\s*([A-Za-z_$][\w$]*)|\[\s*["']([^"']*)["']\s*\])$/;
 const OPERATORS = new Set(['AND', 'OR', 'NOT', 'IN', 'BETWEEN', 'LIKE', 'IS', 'ESCAPE']);
-
 /** `expr AS alias`, `expr alias` or `expr`. */
 function splitAlias(item: string): { expression: string; alias?: string } {
   const match = /^([\s\S]*?)(?:\s+AS)?\s+([A-Za-z_$][\w$]*)$/i.exec(item);
@@ -44,53 +44,98 @@ function defaultAlias(expression: string, unnamed: { count: number }) {
 
 const STRING = /"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g;
 
+/** Blanks string literals, keeping every other character where it was. */
+const blankStrings = (text: string) => text.replace(STRING, (m) => ' '.repeat(m.length));
+
+interface Call {
+  name: string;
+  argument: string;
+  start: number;
+  end: number;
+}
+
+/** The aggregate calls in a select item, outermost only, with where each starts and ends. */
+function aggregateCalls(text: string): Call[] {
+  const plain = blankStrings(text);
+  const calls: Call[] = [];
+  for (const match of plain.matchAll(HAS_AGGREGATE)) {
+    if (calls.some((call) => match.index < call.end)) continue;
+    const open = match.index + match[0].length;
+    let depth = 1;
+    let end = open;
+    for (; end < plain.length && depth > 0; end += 1)
+      depth += plain[end] === '(' ? 1 : plain[end] === ')' ? -1 : 0;
+    const name = (match[1] ?? '').toUpperCase();
+    calls.push({ name, argument: text.slice(open, end - 1), start: match.index, end });
+  }
+  return calls;
+}
+
+/** The names a query's FROM and JOINs bind, whose values a group's select list is evaluated on. */
+function aliases(ast: unknown): string[] {
+  type Source = {
+    alias?: { name: string } | null;
+    expression: { type: string; expression?: { name?: string } };
+  };
+  const from = (ast as { body: { from?: { source: Source; joins: Source[] } | null } }).body.from;
+  return (from ? [from.source, ...from.joins] : []).flatMap(({ alias, expression }) => {
+    const container = expression.type === 'collection_expression' ? expression.expression?.name : undefined;
+    const name = alias?.name ?? container;
+    return name ? [name] : [];
+  });
+}
+
 /**
  * Plans a GROUP BY query over the engine: refuses what Cosmos DB refuses (a property in the select
  * list that is neither grouped nor aggregated: SC2102), and what this emulator cannot fold.
  */
-export function planGroups(core: string, groupBy: Span[]): GroupPlan {
+export function planGroups(core: string, groupBy: Span[], ast: unknown): GroupPlan {
   const { items, value, from } = selectList(core);
   const unnamed = { count: 0 };
   const inputs: string[] = [];
+  const aggregates: string[] = [];
   const invalid: SqlError[] = [];
-  const columns = items.map((item) => {
+  const outputs = items.map((item) => {
     if (item.text === '*') throw unsupported(item, "'SELECT *' with GROUP BY");
+    if (/\bSELECT\b/i.test(blankStrings(item.text)))
+      throw unsupported(item, 'A subquery in the select list of GROUP BY');
     const { expression, alias } = splitAlias(item.text);
-    const name = value ? '' : (alias ?? defaultAlias(expression, unnamed));
-    const aggregate = AGGREGATE.exec(expression);
-    if (aggregate && balanced(aggregate[2] ?? '')) {
-      inputs.push(aggregate[2] ?? '');
-      return { alias: name, aggregate: aggregate[1]?.toUpperCase() };
+    let evaluated = '';
+    let blanked = '';
+    let last = 0;
+    for (const call of aggregateCalls(expression)) {
+      if (aggregateCalls(call.argument).length) throw unsupported(item, 'An aggregate of an aggregate');
+      evaluated += `${expression.slice(last, call.start)}@__a${aggregates.length}`;
+      blanked += expression.slice(last, call.start) + ' '.repeat(call.end - call.start);
+      aggregates.push(call.name);
+      inputs.push(call.argument);
+      last = call.end;
     }
-    if (HAS_AGGREGATE.test(expression)) throw unsupported(item, 'An aggregate inside another expression');
-    invalid.push(...ungrouped(item, expression, groupBy));
-    inputs.push(expression);
-    return { alias: name };
+    evaluated += expression.slice(last);
+    blanked += expression.slice(last);
+    invalid.push(...ungrouped(item, blanked, groupBy));
+    return { name: value ? '' : (alias ?? defaultAlias(expression, unnamed)), evaluated };
   });
   for (const key of groupBy)
-    if (HAS_AGGREGATE.test(key.text)) throw unsupported(key, 'An aggregate in GROUP BY');
+    if (aggregateCalls(key.text).length) throw unsupported(key, 'An aggregate in GROUP BY');
   if (invalid.length) throw errors.sql(...invalid);
-  const rest = core.slice(from);
+  const names = aliases(ast);
   const fields = [
     ...groupBy.map((key, i) => `"g${i}": ${key.text}`),
-    ...inputs.map((input, i) => `"v${i}": ${input}`),
+    ...inputs.map((input, i) => `"a${i}": ${input}`),
+    `"s": {${names.map((name) => `"${name}": [${name}]`).join(', ')}}`,
   ];
+  const select = value
+    ? outputs[0]?.evaluated
+    : `{${outputs.map((output, i) => `"k${i}": ${output.evaluated}`).join(', ')}}`;
+  const joins = names.map((name) => `JOIN ${name} IN __row.s["${name}"]`).join(' ');
   return {
-    projection: `SELECT VALUE {${fields.join(', ')}} ${rest}`,
+    projection: `SELECT VALUE {${fields.join(', ')}} ${core.slice(from)}`,
+    result: `SELECT VALUE ${select} FROM __row ${joins}`,
     keys: groupBy.length,
-    value,
-    columns,
+    aggregates,
+    names: value ? undefined : outputs.map((output) => output.name),
   };
-}
-
-/** True when every parenthesis in `text` closes: `COUNT(a) + MAX(b)` is not one call. */
-function balanced(text: string) {
-  let depth = 0;
-  for (const char of text.replace(/"[^"]*"|'[^']*'/g, '')) {
-    depth += char === '(' ? 1 : char === ')' ? -1 : 0;
-    if (depth < 0) return false;
-  }
-  return depth === 0;
 }
 
 /** A property reference written one way: `c["a"] . b` is `c.a.b`. */
@@ -118,10 +163,16 @@ function ungrouped(item: Span, expression: string, groupBy: Span[]) {
   });
 }
 
-type Aggregates = Record<string, (values: unknown[]) => unknown>;
+type Fold = (values: unknown[]) => unknown;
+type Evaluate = (row: unknown, parameters: { name: string; value: unknown }[]) => unknown[];
 
 /** Folds the projected rows into one result per group, in the order groups first appear. */
-export function fold(plan: GroupPlan, rows: Record<string, unknown>[], aggregates: Aggregates): unknown[] {
+export function fold(
+  plan: GroupPlan,
+  rows: Record<string, unknown>[],
+  folds: Record<string, Fold>,
+  evaluate: Evaluate,
+): unknown[] {
   const groups = new Map<string, Record<string, unknown>[]>();
   for (const row of rows) {
     // Undefined is a group of its own, apart from null (JSON would make both null).
@@ -132,15 +183,19 @@ export function fold(plan: GroupPlan, rows: Record<string, unknown>[], aggregate
     if (members) members.push(row);
     else groups.set(key, [row]);
   }
-  const results: unknown[] = [];
-  for (const members of groups.values()) {
-    const cells = plan.columns.map(({ alias, aggregate }, i) => {
-      const values = members.map((row) => row[`v${i}`]);
-      return [alias, aggregate ? aggregates[aggregate]?.(values) : values[0]] as const;
-    });
-    if (plan.value) {
-      if (cells[0]?.[1] !== undefined) results.push(cells[0][1]);
-    } else results.push(Object.fromEntries(cells.filter(([, cell]) => cell !== undefined)));
-  }
-  return results;
+  const { names } = plan;
+  return [...groups.values()].flatMap((members) => {
+    const parameters = plan.aggregates.map((aggregate, i) => ({
+      name: `@__a${i}`,
+      value: folds[aggregate]?.(members.map((row) => row[`a${i}`])),
+    }));
+    const results = evaluate(members[0], parameters);
+    if (!names) return results;
+    // Cosmos DB's output names, which need not be identifiers (`$1`): the engine gave `k0`, `k1`…
+    return results.map((result) =>
+      Object.fromEntries(
+        Object.entries(result as object).map(([key, cell]) => [names[Number(key.slice(1))], cell]),
+      ),
+    );
+  });
 }

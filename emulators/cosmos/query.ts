@@ -30,7 +30,7 @@ export interface QuerySpec {
 interface Prepared {
   clauses: Clauses;
   query: Query;
-  groups?: { plan: GroupPlan; query: Query };
+  groups?: { plan: GroupPlan; query: Query; result: Query };
 }
 
 /** Prepared queries, reused: parsing and compiling costs far more than running on a small set. */
@@ -53,10 +53,11 @@ function compile(text: string): Prepared {
   let prepared = compiled.get(text);
   if (!prepared) {
     const clauses = splitClauses(text);
-    prepared = { clauses, query: parse(clauses.core, text) };
+    const query = parse(clauses.core, text);
+    prepared = { clauses, query };
     if (clauses.groupBy.length) {
-      const plan = planGroups(clauses.core, clauses.groupBy);
-      prepared.groups = { plan, query: parse(plan.projection) };
+      const plan = planGroups(clauses.core, clauses.groupBy, query.ast);
+      prepared.groups = { plan, query: parse(plan.projection), result: engine().default(plan.result) };
     }
     if (compiled.size >= CACHE_SIZE) compiled.delete(compiled.keys().next().value as string);
     compiled.set(text, prepared);
@@ -253,6 +254,8 @@ function shaped({ clauses, query, groups }: Prepared, items: object[], { paramet
         groups.plan,
         execute(groups.query, items, { parameters }).result as Record<string, unknown>[],
         requireEngine('@zeit/cosmosdb-query/lib/aggregate-functions.js'),
+        (row, folded) =>
+          execute(groups.result, [row as object], { parameters: [...(parameters ?? []), ...folded] }).result,
       )
     : execute(query, items, { parameters }).result;
   if (clauses.distinct) results = unique(results);
