@@ -37,30 +37,47 @@ export function buildStamp(dir: string, module: string): string {
   return join(repositoryRoot, 'node_modules', '.cache', 'taskstack', 'builds', `${name}.json`);
 }
 
+/** What the last build of app `dir` by `module` read and wrote, from its stamp; undefined if unknown. */
+function lastBuild(dir: string, module: string) {
+  try {
+    const last = JSON.parse(readFileSync(buildStamp(dir, module), 'utf8'));
+    if (typeof last.builtAt === 'number' && Array.isArray(last.inputs) && Array.isArray(last.outputs))
+      return last as { builtAt: number; inputs: string[]; outputs: string[] };
+  } catch {
+    // No stamp yet, or an unreadable one: build.
+  }
+  return undefined;
+}
+
 /**
  * The launcher's build step: as `buildApp`, but skipped while nothing the last build read changed —
  * the sources its build module answered, the build module's own, package-lock.json — and all it wrote
  * is still there, as an incremental `tsc --build` would. A start then costs no bundling of the apps'
- * SDKs. A build module that answers nothing is run every time.
+ * SDKs. A build module that answers nothing is run every time. Answers what the build read (absolute
+ * paths), if its module says.
  */
-export async function buildAppIfChanged(dir: string, module: string): Promise<void> {
-  const stamp = buildStamp(dir, module);
-  try {
-    const last = JSON.parse(readFileSync(stamp, 'utf8')) as {
-      builtAt: number;
-      inputs: string[];
-      outputs: string[];
-    };
-    if (!last.inputs.some((path) => changedSince(last.builtAt, path)) && last.outputs.every(existsSync))
-      return;
-  } catch {
-    // No stamp yet, or an unreadable one: build.
-  }
+export async function buildAppIfChanged(dir: string, module: string): Promise<string[] | undefined> {
+  const last = lastBuild(dir, module);
+  if (last && !last.inputs.some((path) => changedSince(last.builtAt, path)) && last.outputs.every(existsSync))
+    return last.inputs;
+  return buildAppAndStamp(dir, module);
+}
+
+/**
+ * `buildApp`, noting what it read and wrote for `buildAppIfChanged`; answers what it read. The watcher
+ * (watch.ts) builds this way whatever the stamp says: a file no build has read yet (a new function) changed.
+ */
+export async function buildAppAndStamp(dir: string, module: string): Promise<string[] | undefined> {
   const builtAt = Date.now();
   const report = (await buildApp(dir, module)) as { sources?: string[]; outputs?: string[] } | undefined;
-  if (!Array.isArray(report?.sources) || !Array.isArray(report.outputs)) return;
+  if (!Array.isArray(report?.sources) || !Array.isArray(report.outputs)) return undefined;
   const own = bundleInputs(join(dir, module)).map((path) => join(repositoryRoot, path));
   const inputs = [...new Set([...report.sources, ...own])];
   // Readable by all, as the build it describes: another user's start can then use that build.
-  writeFileAtomic(stamp, JSON.stringify({ builtAt, inputs, outputs: report.outputs }), 0o644);
+  writeFileAtomic(
+    buildStamp(dir, module),
+    JSON.stringify({ builtAt, inputs, outputs: report.outputs }),
+    0o644,
+  );
+  return inputs;
 }

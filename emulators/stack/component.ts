@@ -260,7 +260,13 @@ export class ComponentProcess {
 
   /** A problem shown on the console and kept in the component's log. */
   #problem(text: string) {
-    this.console.problem(this.name, text);
+    this.note(text, { problem: true });
+  }
+
+  /** A line of the launcher's about this component: on the console under its name, and in its log. */
+  note(text: string, { problem = false } = {}) {
+    if (problem) this.console.problem(this.name, text);
+    else this.console.line(this.name, text);
     this.#log?.write(`${new Date().toISOString()} ${printable(text)}\n`);
   }
 
@@ -278,10 +284,24 @@ export class ComponentProcess {
     this.#problem(
       `exited unexpectedly (${signal ?? code}); restarting${persisted ? '' : ' (in-memory: its data is gone)'}`,
     );
-    this.launch().then(
-      () => this.console.line(this.name, 'restarted'),
+    void this.#relaunch();
+  }
+
+  /** Launches it again, as after a crash; says how that went rather than throwing. */
+  #relaunch(): Promise<void> {
+    return this.launch().then(
+      () => this.note('restarted'),
       (error: Error) => this.#problem(`restart failed: ${error.message}`),
     );
+  }
+
+  /**
+   * Stops it and starts it again on the same ports and data, as after a crash (its app rebuilt: watch.ts).
+   * Resolves once it is up again, or has said why not.
+   */
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.#relaunch();
   }
 
   /** Gives the component the stack clock's history, now if it runs and at every later (re)start. */

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { loadApps } from '../core/apps.ts';
+import { join, relative } from 'node:path';
+import { loadApps, repositoryRoot } from '../core/apps.ts';
 import { loadTls } from '../core/ca.ts';
 import { checkShifts, StackClock } from '../core/clock.ts';
 import { readJsonIfExists, writeFileAtomic } from '../core/files.ts';
@@ -20,6 +20,7 @@ import { dependentsOf, StartInterrupted, type StartSteps, startInOrder, stopInOr
 import { reservePorts, stackPorts } from './ports.ts';
 import type { Stack } from './stack.ts';
 import { clearStaleStack, lockDataDir, removeStackFile, writeStackFile } from './stackfile.ts';
+import { RESTART_LINE, type WatchedApp, type Watcher, watchApps } from './watch.ts';
 import { useHostKey, wire } from './wiring.ts';
 
 export type { Stack };
@@ -194,7 +195,7 @@ async function startLocked(
 
   // Like a project's prestart (`npm run build`): each app's host runs the built JavaScript.
   // Once per folder: web apps A and B are one app deployed twice.
-  const buildsByDir = new Map<string, Promise<void>>();
+  const buildsByDir = new Map<string, Promise<string[] | undefined>>();
   const builds = new Map(
     plans.flatMap(({ name, app }) => {
       if (!app?.build) return [];
@@ -220,6 +221,9 @@ async function startLocked(
   const dependents = dependentsOf(components, prerequisites);
   const stopAll = () => stopInOrder(components, prerequisites, (component) => component.stop());
   let control: Awaited<ReturnType<typeof startControlServer>> | undefined;
+  let watcher: Watcher | undefined;
+  // Components stopped through stopComponent stay down: an edit of their app does not start them.
+  const stoppedOnPurpose = new Set<string>();
   // Every process is forked now, those others wait for first: a fork holds the launcher up to tens of
   // milliseconds (until the child has exec'd), and each component then loads its code while the
   // launcher releases ports and those it waits for start.
@@ -281,6 +285,24 @@ async function startLocked(
     }
   }
 
+  /** The apps, one per folder and build (web apps A and B are one), with what their start's build read. */
+  async function appsToWatch(): Promise<WatchedApp[]> {
+    const apps = new Map<string, WatchedApp>();
+    for (const plan of plans) {
+      if (!plan.app) continue;
+      const key = join(plan.app.dir, plan.app.build ?? '');
+      const app = apps.get(key) ?? {
+        ...plan.app,
+        inputs: await builds.get(plan.name),
+        components: [],
+        restartLine: RESTART_LINE[plan.emulator as keyof typeof RESTART_LINE],
+      };
+      app.components.push(byName.get(plan.name) as ComponentProcess);
+      apps.set(key, app);
+    }
+    return [...apps.values()];
+  }
+
   const component = (name: string) => {
     const found = byName.get(name);
     if (!found) throw new NotFoundError(`no component ${name} is running`);
@@ -330,8 +352,14 @@ async function startLocked(
       if (name === functionApp && (action === 'setKey' || action === 'renewKey')) await refreshKeys();
       return result;
     },
-    stopComponent: async (name) => component(name).stop(),
-    startComponent: async (name) => launchOne(component(name)),
+    async stopComponent(name) {
+      stoppedOnPurpose.add(name);
+      await component(name).stop();
+    },
+    async startComponent(name) {
+      stoppedOnPurpose.delete(name);
+      await launchOne(component(name));
+    },
     pids() {
       return Object.fromEntries(components.map((component) => [component.name, component.pid]));
     },
@@ -348,6 +376,7 @@ async function startLocked(
       return Object.fromEntries(entries);
     },
     async stop() {
+      await watcher?.close();
       await control?.close();
       await stopAll();
       removeStackFile(dataDir);
@@ -366,6 +395,12 @@ async function startLocked(
   }
   writeStackFile(stack.description);
   ready = true;
+  const watched = options.watch ? await appsToWatch() : [];
+  if (watched.length > 0) {
+    watcher = watchApps(watched, (component) => !stoppedOnPurpose.has(component.name));
+    const folders = [...new Set(watched.map((app) => relative(repositoryRoot, app.dir)))];
+    out.line('stack', `watching ${folders.join(', ')}: an edit rebuilds its app and restarts it`);
+  }
   out.line('stack', `ready in ${Math.round(performance.now() - began)} ms`);
   return stack;
 }

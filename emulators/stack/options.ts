@@ -26,6 +26,11 @@ export const stackOptionsSchema = z.object({
   settings: z.record(z.string(), z.record(z.string(), z.string())).default({}),
   /** Which components to run (default: all of them); for tools and tests that need only a few. */
   components: z.array(z.string()).optional(),
+  /**
+   * Rebuild an app and restart its components when a file of its folder changes (watch.ts). Off by
+   * default: tests and tools get a stack whose apps stay as they started.
+   */
+  watch: z.boolean().default(false),
   /** Where progress and component logs go; `false` for silence (tests). */
   console: z.boolean().default(true),
 });

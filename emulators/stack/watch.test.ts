@@ -1,0 +1,153 @@
+/**
+ * Reload on edit (watch.ts): a stack started with `watch` on a copy of the system's apps, in a temporary
+ * folder, rebuilds an app and restarts only its components when a file of its folder changes.
+ */
+import { cpSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadApps, repositoryRoot } from '../core/apps.ts';
+import { testDataDir, waitFor } from '../core/testing.ts';
+import { buildStamp } from './build-app.ts';
+import { type Stack, start } from './launcher.ts';
+import { RESTART_LINE } from './watch.ts';
+
+const data = testDataDir();
+const project = join(data.dir, 'project');
+const system = (...path: string[]) => join(project, 'system', ...path);
+let stack: Stack;
+
+beforeAll(async () => {
+  // The apps and what their builds import, beside the project's packages and lockfile.
+  for (const app of ['functions', 'web'])
+    cpSync(join(repositoryRoot, 'system', app), system(app), {
+      recursive: true,
+      filter: (path) => !/\/system\/\w+\/(dist|node_modules)$/.test(path),
+    });
+  for (const file of ['build.ts', 'one-copy-per-package.mjs', 'one-copy-per-package.d.mts'])
+    cpSync(join(repositoryRoot, 'system', file), system(file));
+  symlinkSync(join(repositoryRoot, 'node_modules'), join(project, 'node_modules'));
+  symlinkSync(join(repositoryRoot, 'package-lock.json'), join(project, 'package-lock.json'));
+  const { functions, web } = loadApps();
+  const folder = (app: string) => relative(repositoryRoot, system(app));
+  const apps = {
+    functions: { ...functions, folder: folder('functions') },
+    web: { ...web, folder: folder('web') },
+    // A second web app of the same folder, as web app B is (without B's sign-in, which needs more).
+    'web-2': { ...web, folder: folder('web'), localPort: 5002 },
+  };
+  const appsFile = join(data.dir, 'apps.json');
+  writeFileSync(appsFile, JSON.stringify({ apps }));
+  stack = await start({
+    dataDir: data.dir,
+    ports: 'free',
+    console: false,
+    inMemory: true,
+    appsFile,
+    components: ['identity', 'blob', 'cosmos', 'keyvault', 'functions', 'web', 'web-2'],
+    watch: true,
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  for (const app of ['functions', 'web']) rmSync(buildStamp(system(app), 'build.ts'), { force: true });
+  data.remove();
+});
+
+/** A component's console log (the functions host's is `functions-host`). */
+const log = (name: string) =>
+  readFileSync(stack.description.logs[name === 'functions' ? 'functions-host' : name] as string, 'utf8');
+const count = (text: string, part: string) => text.split(part).length - 1;
+const functionsUrl = (path: string) => `${stack.description.apps.functions?.url}/api/${path}`;
+
+/** An anonymous HTTP function `name` answering `body`. */
+const httpFunction = (name: string, body: string) => `import { app } from '@azure/functions';
+app.http('${name}', { authLevel: 'anonymous', handler: async () => ({ body: '${body}' }) });
+`;
+const writeFunction = (name: string, body: string) =>
+  writeFileSync(system('functions', 'src', 'functions', `${name}.ts`), httpFunction(name, body));
+
+/** Waits until GET `url` answers `text` (a rebuild takes seconds, the web app's more on a busy machine). */
+const answers = (url: string, text: string) =>
+  waitFor(
+    `${url} to answer ${text}`,
+    async () => {
+      const response = await fetch(url).catch(() => undefined);
+      return response?.ok === true && (await response.text()).includes(text);
+    },
+    60_000,
+  );
+
+describe('a stack started with watch', () => {
+  it('rebuilds the function app on an edit and restarts only its host', async () => {
+    const before = stack.pids();
+    writeFunction('Watched', 'one');
+    await answers(functionsUrl('Watched'), 'one');
+    const path = system('functions', 'src', 'functions', 'Watched.ts');
+    expect(log('functions')).toContain(` File change of type 'Created' detected for '${path}'\n`);
+    expect(log('functions')).toContain(RESTART_LINE.functions);
+    const after = stack.pids();
+    expect(after.functions).not.toBe(before.functions);
+    // Every other component runs on, with its state; the host is back on its port.
+    for (const name of ['identity', 'blob', 'cosmos', 'keyvault', 'web', 'web-2'])
+      expect(after[name], name).toBe(before[name]);
+    expect(log('web')).not.toContain('File change');
+  });
+
+  it('says a build that fails in one block, keeps the running app, and recovers on the next good edit', async () => {
+    const pid = stack.pids().functions;
+    writeFileSync(
+      system('functions', 'src', 'functions', 'Watched.ts'),
+      // The handler's object without its closing parenthesis.
+      httpFunction('Watched', 'two').replace("' }) });", "' } });"),
+    );
+    const lines = await waitFor('the failed build', () => {
+      const all = log('functions').split('\n');
+      const at = all.findIndex((line) => line.includes('failed: Build failed with 1 error:'));
+      return at >= 0 && all.length > at + 2 && all.slice(at, at + 3);
+    });
+    expect(lines[0]).toMatch(/ building .*system\/functions failed: Build failed with 1 error:$/);
+    expect(lines[1]).toMatch(/ src\/functions\/Watched\.ts:2:\d+: ERROR: Expected "\)" but found "}"$/);
+    expect(lines[2]).toMatch(/ the running app is kept until a change builds$/);
+    expect(stack.pids().functions).toBe(pid);
+    expect(await (await fetch(functionsUrl('Watched'))).text()).toBe('one');
+
+    writeFunction('Watched', 'three');
+    await answers(functionsUrl('Watched'), 'three');
+  });
+
+  it('makes one rebuild and one restart of a burst of saves', async () => {
+    const restarts = () => count(log('functions'), RESTART_LINE.functions);
+    const before = restarts();
+    // As an editor's "save all" and a formatter write them: within milliseconds.
+    writeFunction('Watched', 'four');
+    writeFunction('Burst', 'burst');
+    const hostJson = system('functions', 'host.json');
+    writeFileSync(hostJson, readFileSync(hostJson));
+    writeFunction('Watched', 'five');
+    await answers(functionsUrl('Burst'), 'burst');
+    await answers(functionsUrl('Watched'), 'five');
+    // A later edit restarts it once more: a second restart for the burst would have come before it.
+    writeFunction('Watched', 'six');
+    await answers(functionsUrl('Watched'), 'six');
+    expect(restarts()).toBe(before + 2);
+    // What the log says between the last restart before the burst and the burst's.
+    const round = log('functions').split(RESTART_LINE.functions)[before] ?? '';
+    for (const file of ['Watched.ts', 'Burst.ts', 'host.json']) expect(count(round, file), file).toBe(1);
+  });
+
+  it('rebuilds the web app on an edit of a view and restarts both its apps, not the functions host', async () => {
+    const before = stack.pids();
+    const view = system('web', 'views', 'index.pug');
+    writeFileSync(view, readFileSync(view, 'utf8').replace('No tasks yet.', 'Nothing to do yet.'));
+    await answers(stack.description.apps.web?.url as string, 'Nothing to do yet.');
+    await answers(stack.description.apps['web-2']?.url as string, 'Nothing to do yet.');
+    const after = stack.pids();
+    expect(after.functions).toBe(before.functions);
+    for (const name of ['web', 'web-2']) {
+      expect(after[name]).not.toBe(before[name]);
+      expect(log(name)).toContain(`File change of type 'Changed' detected for '${view}'`);
+      expect(count(log(name), RESTART_LINE.appservice)).toBe(1);
+    }
+  });
+});

@@ -1,0 +1,180 @@
+/**
+ * Reloading the apps on edit, as `func start` does for a function app (the host's file watcher) and
+ * nodemon or `node --watch` for an Express app: a change
+ * in an app's folder rebuilds the app (its build module, as the start did) and restarts the components
+ * that run it. Nothing else restarts. A build that fails keeps the running app.
+ */
+import { existsSync, watch } from 'node:fs';
+import { basename, dirname, extname, join, relative, sep } from 'node:path';
+import { repositoryRoot } from '../core/apps.ts';
+import { stopBuilding } from '../core/bundle.mjs';
+import { buildAppAndStamp } from './build-app.ts';
+import type { ComponentProcess } from './component.ts';
+
+/** An app as the watcher sees it: its folder and build module, and the components that run it. */
+export interface WatchedApp {
+  dir: string;
+  build?: string;
+  /** What its last build read (absolute paths), if its build module says; else every file concerns it. */
+  inputs?: string[];
+  components: ComponentProcess[];
+  /** What its components say before they restart. */
+  restartLine: string;
+}
+
+/** What each host says before it restarts for a change: the Functions host's words, and nodemon's. */
+export const RESTART_LINE = {
+  functions: 'Host configuration has changed. Signaling restart',
+  appservice: 'restarting due to changes…',
+} as const;
+
+/**
+ * How long the folder must be quiet before a rebuild: an editor's save (or a formatter, or a `git
+ * checkout`) writes several files within milliseconds, which make one rebuild. The Functions host waits
+ * 300 ms after a change to its worker's files, 500 ms after one to host.json.
+ */
+const QUIET_MS = 300;
+
+/** Files of an app's folder that configure its host rather than feed its build. */
+const SETTINGS_FILES = ['host.json', 'package.json', 'local.settings.json'];
+
+const shown = (path: string) => {
+  const inProject = relative(repositoryRoot, path);
+  return inProject.startsWith(`..${sep}`) ? path : inProject;
+};
+
+class AppWatch {
+  inputs: Set<string> | undefined;
+  /** Beside which sources a new file of theirs concerns the app: `dir|.ext` of each source in a subfolder. */
+  #kinds = new Set<string>();
+  pending = new Map<string, 'Created' | 'Changed' | 'Deleted'>();
+  timer: NodeJS.Timeout | undefined;
+  /** The rounds run one after another: a change during a rebuild makes another once it is done. */
+  queue = Promise.resolve();
+
+  constructor(readonly app: WatchedApp) {
+    this.setInputs(app.inputs);
+  }
+
+  setInputs(inputs: string[] | undefined) {
+    this.inputs = inputs && new Set(inputs);
+    this.#kinds = new Set(
+      (inputs ?? [])
+        .filter((path) => dirname(path) !== this.app.dir && !relative(this.app.dir, path).startsWith('..'))
+        .map((path) => `${dirname(path)}|${extname(path)}`),
+    );
+  }
+
+  /**
+   * Whether a change of `path` concerns the app: a file its build read, a settings file of its host, or a
+   * new file of a kind its build reads beside those (a new function). Not what a build writes (dist/),
+   * nor an editor's own files (`.x.swp`, `x.ts~`), nor a file beside them that no build reads (a test).
+   */
+  concerns(path: string): boolean {
+    if (this.inputs?.has(path)) return true;
+    const inFolder = relative(this.app.dir, path);
+    if (inFolder.startsWith(`..${sep}`)) return false;
+    const [top] = inFolder.split(sep);
+    if (top === 'dist' || top === 'node_modules' || basename(path).startsWith('.')) return false;
+    if (!this.inputs || SETTINGS_FILES.includes(inFolder)) return true;
+    return this.#kinds.has(`${dirname(path)}|${extname(path)}`);
+  }
+
+  /** Notes a change of `path` (fs.watch's `rename` is a file made, replaced or removed). */
+  note(path: string, event: string) {
+    const type = !existsSync(path)
+      ? 'Deleted'
+      : event === 'change' || this.inputs?.has(path)
+        ? 'Changed'
+        : 'Created';
+    // A file made and then written within the burst was made.
+    if (!(type === 'Changed' && this.pending.get(path) === 'Created')) this.pending.set(path, type);
+  }
+}
+
+export interface Watcher {
+  /** Stops watching; resolves once a rebuild and restart under way are done. */
+  close(): Promise<void>;
+}
+
+/**
+ * Watches each app's folder. `restartable` says whether a component is to be restarted (not one stopped
+ * on purpose). Each change is said under each component of its app, as the Functions host says it.
+ */
+export function watchApps(
+  apps: WatchedApp[],
+  restartable: (component: ComponentProcess) => boolean = () => true,
+): Watcher {
+  const watches = apps.map((app) => new AppWatch(app));
+  let closed = false;
+  // esbuild's service (~20 MB) is stopped once no rebuild runs, as after the start; the next starts it again.
+  let building = 0;
+  let stopping = Promise.resolve();
+
+  const say = (watch: AppWatch, text: string, problem = false) => {
+    for (const component of watch.app.components.filter(restartable))
+      for (const line of text.split('\n')) component.note(line, { problem });
+  };
+
+  async function rebuild(watch: AppWatch): Promise<boolean> {
+    const { dir, build } = watch.app;
+    if (!build) return true;
+    await stopping;
+    building++;
+    try {
+      watch.setInputs(await buildAppAndStamp(dir, build));
+      return true;
+    } catch (error) {
+      // A stop (Ctrl-C) also ends esbuild's service, and so the build under way: nothing to say.
+      if (closed) return false;
+      // One block: the build's own message (the file, line and column of what it refused).
+      say(watch, `${(error as Error).message}\nthe running app is kept until a change builds`, true);
+      return false;
+    } finally {
+      if (--building === 0) stopping = stopBuilding().catch(() => {});
+    }
+  }
+
+  async function round(watch: AppWatch) {
+    if (closed || watch.pending.size === 0) return;
+    const changes = [...watch.pending];
+    watch.pending.clear();
+    for (const [path, type] of changes)
+      say(watch, `File change of type '${type}' detected for '${shown(path)}'`);
+    if (!(await rebuild(watch)) || closed) return;
+    say(watch, watch.app.restartLine);
+    await Promise.all(watch.app.components.filter(restartable).map((component) => component.restart()));
+  }
+
+  const changed = (path: string, event: string) => {
+    for (const watch of watches.filter((watch) => watch.concerns(path))) {
+      watch.note(path, event);
+      clearTimeout(watch.timer);
+      watch.timer = setTimeout(() => {
+        watch.queue = watch.queue.then(() => round(watch));
+      }, QUIET_MS);
+    }
+  };
+
+  // One watcher per folder: web apps A and B are one folder; a change there may concern another app
+  // too (web's build reads the function app's src/lib).
+  const watchers = [...new Set(apps.map((app) => app.dir))].map((dir) =>
+    watch(dir, { recursive: true }, (event, name) => name && changed(join(dir, name), event)).on(
+      'error',
+      (error) => {
+        for (const watch of watches.filter((watch) => watch.app.dir === dir))
+          say(watch, `no longer watching ${shown(dir)}: ${error.message}`, true);
+      },
+    ),
+  );
+
+  return {
+    async close() {
+      closed = true;
+      for (const watcher of watchers) watcher.close();
+      for (const watch of watches) clearTimeout(watch.timer);
+      await Promise.all(watches.map((watch) => watch.queue));
+      await stopping;
+    },
+  };
+}
