@@ -28,7 +28,7 @@ z.config({ jitless: true });
 /** What `taskstack help` prints, and what an unknown command or option points to. */
 const USAGE = `usage:
   taskstack start [--data-dir DIR] [--port-base N | --free-ports] [--<component>-port N] [--in-memory]
-                  [--encryption-key TEXT] [--components blob,cosmos,…]
+                  [--encryption-key TEXT] [--components blob,cosmos,…] [--no-watch]
   taskstack status | stop | reset [--data-dir DIR]
   taskstack clock advance [--days N] [--hours N] [--minutes N] [--seconds N] [--data-dir DIR]
   taskstack functions keys list|set|renew …          function keys, as az functionapp keys (README.md)
@@ -102,6 +102,7 @@ const { values, positionals } = parseFlags({
   'free-ports': { type: 'boolean' },
   components: { type: 'string' },
   'in-memory': { type: 'boolean' },
+  'no-watch': { type: 'boolean' },
   'encryption-key': { type: 'string' },
   days: { type: 'string' },
   hours: { type: 'string' },
@@ -228,6 +229,8 @@ async function startCommand() {
       inMemory: values['in-memory'] ?? false,
       components: names,
       encryptionKey,
+      // As `func start` watches its app: an edit rebuilds and restarts only its app (README "Reload on edit").
+      watch: !values['no-watch'],
     },
     { signal: interrupt.signal },
   ).catch(async (error: Error) => {

@@ -27,8 +27,8 @@ export const stackOptionsSchema = z.object({
   /** Which components to run (default: all of them); for tools and tests that need only a few. */
   components: z.array(z.string()).optional(),
   /**
-   * Rebuild an app and restart its components when a file of its folder changes (watch.ts). Off by
-   * default: tests and tools get a stack whose apps stay as they started.
+   * Rebuild an app and restart its components when a file of its folder changes (watch.ts). `taskstack
+   * start` watches unless --no-watch; tests and tools get a stack whose apps stay as they started.
    */
   watch: z.boolean().default(false),
   /** Where progress and component logs go; `false` for silence (tests). */

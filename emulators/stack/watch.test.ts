@@ -9,6 +9,7 @@ import { loadApps, repositoryRoot } from '../core/apps.ts';
 import { testDataDir, waitFor } from '../core/testing.ts';
 import { buildStamp } from './build-app.ts';
 import { type Stack, start } from './launcher.ts';
+import { startCli } from './test-support.ts';
 import { RESTART_LINE } from './watch.ts';
 
 const data = testDataDir();
@@ -148,6 +149,26 @@ describe('a stack started with watch', () => {
       expect(after[name]).not.toBe(before[name]);
       expect(log(name)).toContain(`File change of type 'Changed' detected for '${view}'`);
       expect(count(log(name), RESTART_LINE.appservice)).toBe(1);
+    }
+  });
+});
+
+describe('taskstack start', () => {
+  it('watches the apps, as func start does, unless --no-watch', async () => {
+    const said = 'stack | watching system/web: an edit rebuilds its app and restarts it';
+    for (const [flags, watching] of [
+      [[], true],
+      [['--no-watch'], false],
+    ] as const) {
+      const cliData = testDataDir();
+      try {
+        const cliStack = await startCli(cliData.dir, '--free-ports', '--components', 'web', ...flags);
+        process.kill(-(cliStack.child.pid as number), 'SIGINT');
+        expect(await cliStack.exited).toBe(0);
+        expect(cliStack.output().includes(said), cliStack.output()).toBe(watching);
+      } finally {
+        cliData.remove();
+      }
     }
   });
 });
