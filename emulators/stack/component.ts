@@ -263,10 +263,13 @@ export class ComponentProcess {
     this.note(text, { problem: true });
   }
 
-  /** A line of the launcher's about this component: on the console under its name, and in its log. */
-  note(text: string, { problem = false } = {}) {
-    if (problem) this.console.problem(this.name, text);
-    else this.console.line(this.name, text);
+  /**
+   * A line of the launcher's about this component: in its log, and on the console under its name unless
+   * `console` is false (said there under another component's name already).
+   */
+  note(text: string, { problem = false, console = true } = {}) {
+    if (console && problem) this.console.problem(this.name, text);
+    else if (console) this.console.line(this.name, text);
     this.#log?.write(`${new Date().toISOString()} ${printable(text)}\n`);
   }
 

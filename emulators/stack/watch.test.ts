@@ -2,7 +2,7 @@
  * Reload on edit (watch.ts): a stack started with `watch` on a copy of the system's apps, in a temporary
  * folder, rebuilds an app and restarts only its components when a file of its folder changes.
  */
-import { cpSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadApps, repositoryRoot } from '../core/apps.ts';
@@ -10,50 +10,13 @@ import { testDataDir, waitFor } from '../core/testing.ts';
 import { buildStamp } from './build-app.ts';
 import { type Stack, start } from './launcher.ts';
 import { startCli } from './test-support.ts';
-import { RESTART_LINE } from './watch.ts';
+import { RESTART_LINE, type RunningApp, watchApps } from './watch.ts';
 
 const data = testDataDir();
+afterAll(() => data.remove());
 const project = join(data.dir, 'project');
 const system = (...path: string[]) => join(project, 'system', ...path);
 let stack: Stack;
-
-beforeAll(async () => {
-  // The apps and what their builds import, beside the project's packages and lockfile.
-  for (const app of ['functions', 'web'])
-    cpSync(join(repositoryRoot, 'system', app), system(app), {
-      recursive: true,
-      filter: (path) => !/\/system\/\w+\/(dist|node_modules)$/.test(path),
-    });
-  for (const file of ['build.ts', 'one-copy-per-package.mjs', 'one-copy-per-package.d.mts'])
-    cpSync(join(repositoryRoot, 'system', file), system(file));
-  symlinkSync(join(repositoryRoot, 'node_modules'), join(project, 'node_modules'));
-  symlinkSync(join(repositoryRoot, 'package-lock.json'), join(project, 'package-lock.json'));
-  const { functions, web } = loadApps();
-  const folder = (app: string) => relative(repositoryRoot, system(app));
-  const apps = {
-    functions: { ...functions, folder: folder('functions') },
-    web: { ...web, folder: folder('web') },
-    // A second web app of the same folder, as web app B is (without B's sign-in, which needs more).
-    'web-2': { ...web, folder: folder('web'), localPort: 5002 },
-  };
-  const appsFile = join(data.dir, 'apps.json');
-  writeFileSync(appsFile, JSON.stringify({ apps }));
-  stack = await start({
-    dataDir: data.dir,
-    ports: 'free',
-    console: false,
-    inMemory: true,
-    appsFile,
-    components: ['identity', 'blob', 'cosmos', 'keyvault', 'functions', 'web', 'web-2'],
-    watch: true,
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.stop();
-  for (const app of ['functions', 'web']) rmSync(buildStamp(system(app), 'build.ts'), { force: true });
-  data.remove();
-});
 
 /** A component's console log (the functions host's is `functions-host`). */
 const log = (name: string) =>
@@ -80,6 +43,43 @@ const answers = (url: string, text: string) =>
   );
 
 describe('a stack started with watch', () => {
+  beforeAll(async () => {
+    // The apps and what their builds import, beside the project's packages and lockfile.
+    for (const app of ['functions', 'web'])
+      cpSync(join(repositoryRoot, 'system', app), system(app), {
+        recursive: true,
+        filter: (path) => !/\/system\/\w+\/(dist|node_modules)$/.test(path),
+      });
+    for (const file of ['build.ts', 'one-copy-per-package.mjs', 'one-copy-per-package.d.mts'])
+      cpSync(join(repositoryRoot, 'system', file), system(file));
+    symlinkSync(join(repositoryRoot, 'node_modules'), join(project, 'node_modules'));
+    symlinkSync(join(repositoryRoot, 'package-lock.json'), join(project, 'package-lock.json'));
+    const { functions, web } = loadApps();
+    const folder = (app: string) => relative(repositoryRoot, system(app));
+    const apps = {
+      functions: { ...functions, folder: folder('functions') },
+      web: { ...web, folder: folder('web') },
+      // A second web app of the same folder, as web app B is (without B's sign-in, which needs more).
+      'web-2': { ...web, folder: folder('web'), localPort: 5002 },
+    };
+    const appsFile = join(data.dir, 'apps.json');
+    writeFileSync(appsFile, JSON.stringify({ apps }));
+    stack = await start({
+      dataDir: data.dir,
+      ports: 'free',
+      console: false,
+      inMemory: true,
+      appsFile,
+      components: ['identity', 'blob', 'cosmos', 'keyvault', 'functions', 'web', 'web-2'],
+      watch: true,
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    for (const app of ['functions', 'web']) rmSync(buildStamp(system(app), 'build.ts'), { force: true });
+  });
+
   it('rebuilds the function app on an edit and restarts only its host', async () => {
     const before = stack.pids();
     writeFunction('Watched', 'one');
@@ -170,5 +170,47 @@ describe('taskstack start', () => {
         cliData.remove();
       }
     }
+  });
+});
+
+describe('watchApps', () => {
+  it('says a burst of changes once on the console and in the log of each component of the app, then restarts each once', async () => {
+    const dir = join(data.dir, 'watched');
+    const file = (...path: string[]) => join(dir, ...path);
+    mkdirSync(file('src'), { recursive: true });
+    mkdirSync(file('dist'));
+    writeFileSync(file('src', 'a.ts'), '1');
+    const notes: string[] = [];
+    const restarts: string[] = [];
+    const component = (name: string): RunningApp => ({
+      name,
+      note: (text, { console = true } = {}) => notes.push(`${name}${console ? '' : ' (log only)'} | ${text}`),
+      restart: async () => void restarts.push(name),
+    });
+    const app = { dir, inputs: [file('src', 'a.ts')], restartLine: 'restarting' };
+    const components = [component('a'), component('b'), component('stopped')];
+    const watcher = watchApps([{ ...app, components }], ({ name }) => name !== 'stopped');
+    try {
+      writeFileSync(file('src', 'a.ts'), '2');
+      writeFileSync(file('src', 'a.ts'), '3');
+      writeFileSync(file('src', 'b.ts'), '1');
+      // What a build writes, an editor's swap file, a file beside the sources that no build reads.
+      writeFileSync(file('dist', 'a.js'), '1');
+      writeFileSync(file('src', '.a.ts.swp'), '1');
+      writeFileSync(file('notes.md'), '1');
+      await waitFor('the restarts', () => restarts.length === 2, 10_000);
+    } finally {
+      await watcher.close();
+    }
+    const change = (type: string, path: string) => `File change of type '${type}' detected for '${path}'`;
+    // The two files in the order their events came (Node's watcher on Linux hears a new file first).
+    expect(notes.slice(0, 4).sort()).toEqual([
+      `a | ${change('Changed', file('src', 'a.ts'))}`,
+      `a | ${change('Created', file('src', 'b.ts'))}`,
+      `b (log only) | ${change('Changed', file('src', 'a.ts'))}`,
+      `b (log only) | ${change('Created', file('src', 'b.ts'))}`,
+    ]);
+    expect(notes.slice(4)).toEqual(['a | restarting', 'b | restarting']);
+    expect(restarts.sort()).toEqual(['a', 'b']);
   });
 });

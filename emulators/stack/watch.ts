@@ -11,13 +11,16 @@ import { stopBuilding } from '../core/bundle.mjs';
 import { buildAppAndStamp } from './build-app.ts';
 import type { ComponentProcess } from './component.ts';
 
+/** What the watcher needs of a component (component.ts). */
+export type RunningApp = Pick<ComponentProcess, 'name' | 'note' | 'restart'>;
+
 /** An app as the watcher sees it: its folder and build module, and the components that run it. */
 export interface WatchedApp {
   dir: string;
   build?: string;
   /** What its last build read (absolute paths), if its build module says; else every file concerns it. */
   inputs?: string[];
-  components: ComponentProcess[];
+  components: RunningApp[];
   /** What its components say before they restart. */
   restartLine: string;
 }
@@ -103,7 +106,7 @@ export interface Watcher {
  */
 export function watchApps(
   apps: WatchedApp[],
-  restartable: (component: ComponentProcess) => boolean = () => true,
+  restartable: (component: RunningApp) => boolean = () => true,
 ): Watcher {
   const watches = apps.map((app) => new AppWatch(app));
   let closed = false;
@@ -111,9 +114,13 @@ export function watchApps(
   let building = 0;
   let stopping = Promise.resolve();
 
+  /**
+   * Says `text` in the log of each component of the app, and once on the console (web apps A and B are
+   * one build): under the first one's name.
+   */
   const say = (watch: AppWatch, text: string, problem = false) => {
-    for (const component of watch.app.components.filter(restartable))
-      for (const line of text.split('\n')) component.note(line, { problem });
+    for (const [i, component] of watch.app.components.filter(restartable).entries())
+      for (const line of text.split('\n')) component.note(line, { problem, console: i === 0 });
   };
 
   async function rebuild(watch: AppWatch): Promise<boolean> {
@@ -142,8 +149,9 @@ export function watchApps(
     for (const [path, type] of changes)
       say(watch, `File change of type '${type}' detected for '${shown(path)}'`);
     if (!(await rebuild(watch)) || closed) return;
-    say(watch, watch.app.restartLine);
-    await Promise.all(watch.app.components.filter(restartable).map((component) => component.restart()));
+    const restarting = watch.app.components.filter(restartable);
+    for (const component of restarting) component.note(watch.app.restartLine);
+    await Promise.all(restarting.map((component) => component.restart()));
   }
 
   const changed = (path: string, event: string) => {
