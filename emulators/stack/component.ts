@@ -175,10 +175,7 @@ export class ComponentProcess {
   }
 
   #spawn(): ChildProcess {
-    // A log that cannot be written (a full disk) must not take the launcher, and the stack, down.
-    this.#log ??= openLogFile(this.logPath, (error) =>
-      this.console.problem(this.name, `${this.logPath} cannot be written (${error.message}): console only`),
-    );
+    this.#openLog();
     const own = processOf(this.start, this.env);
     const trust = openSslTrust(withMallocEnv(own.env));
     const child = fork(this.entry.path, entryArgs(this.entry, this.start.options), {
@@ -243,7 +240,12 @@ export class ComponentProcess {
 
   #line(line: string) {
     this.console.line(this.name, line);
-    this.#log?.write(`${new Date().toISOString()} ${printable(line)}\n`);
+    this.#write(line);
+  }
+
+  /** Appends `text` to its log, if open (it is, from its (re)start to its stop). */
+  #write(text: string, log = this.#log) {
+    log?.write(`${new Date().toISOString()} ${printable(text)}\n`);
   }
 
   /**
@@ -258,9 +260,19 @@ export class ComponentProcess {
     }, silentForMs).unref();
   }
 
+  /** Its log file, opened at its (re)start or by a note (closed at its stop). */
+  #openLog(): LogFile {
+    // A log that cannot be written (a full disk) must not take the launcher, and the stack, down.
+    this.#log ??= openLogFile(this.logPath, (error) =>
+      this.console.problem(this.name, `${this.logPath} cannot be written (${error.message}): console only`),
+    );
+    return this.#log;
+  }
+
   /** A problem shown on the console and kept in the component's log. */
   #problem(text: string) {
-    this.note(text, { problem: true });
+    this.console.problem(this.name, text);
+    this.#write(text);
   }
 
   /**
@@ -270,7 +282,8 @@ export class ComponentProcess {
   note(text: string, { problem = false, console = true } = {}) {
     if (console && problem) this.console.problem(this.name, text);
     else if (console) this.console.line(this.name, text);
-    this.#log?.write(`${new Date().toISOString()} ${printable(text)}\n`);
+    // Also while it is down (after a failed restart): what the launcher says of it belongs in its log.
+    this.#write(text, this.#openLog());
   }
 
   #crashed(code: number | null, signal: string | null) {
@@ -290,21 +303,32 @@ export class ComponentProcess {
     void this.#relaunch();
   }
 
-  /** Launches it again, as after a crash; says how that went rather than throwing. */
-  #relaunch(): Promise<void> {
+  /**
+   * Launches it again, as after a crash; says how that went rather than throwing, and answers whether it
+   * is up. `failed` runs once a failure is said.
+   */
+  #relaunch(failed: () => unknown = () => {}): Promise<boolean> {
     return this.launch().then(
-      () => this.note('restarted'),
-      (error: Error) => this.#problem(`restart failed: ${error.message}`),
+      () => {
+        this.note('restarted');
+        return true;
+      },
+      async (error: Error) => {
+        this.#problem(`restart failed: ${error.message}`);
+        await failed();
+        return false;
+      },
     );
   }
 
   /**
    * Stops it and starts it again on the same ports and data, as after a crash (its app rebuilt: watch.ts).
-   * Resolves once it is up again, or has said why not.
+   * Answers whether it is up again. One that fails to start stays down: its app's code fails, and would
+   * fail each restart a crash gets until it changes.
    */
-  async restart(): Promise<void> {
+  async restart(): Promise<boolean> {
     await this.stop();
-    await this.#relaunch();
+    return this.#relaunch(() => this.stop());
   }
 
   /** Gives the component the stack clock's history, now if it runs and at every later (re)start. */

@@ -117,6 +117,23 @@ describe('a stack started with watch', () => {
     await answers(functionsUrl('Watched'), 'three');
   });
 
+  it('says an app that builds but fails to start, and starts it on the next good edit', async () => {
+    writeFileSync(
+      system('functions', 'src', 'functions', 'Watched.ts'),
+      `throw new Error('boom at import');\n${httpFunction('Watched', 'x')}`,
+    );
+    const said = await waitFor(
+      'the failed restart',
+      () => /^.* restart failed: .*\n.* it stays down until a change builds$/m.exec(log('functions'))?.[0],
+      60_000,
+    );
+    expect(said).toMatch(/ could not load entry point dist\/functions\/Watched\.js: boom at import\n/);
+    // Not restarted as a crash is: it would fail the same way until the code changes.
+    expect(log('functions')).not.toContain('exited unexpectedly');
+    writeFunction('Watched', 'up again');
+    await answers(functionsUrl('Watched'), 'up again');
+  });
+
   it('makes one rebuild and one restart of a burst of saves', async () => {
     const restarts = () => count(log('functions'), RESTART_LINE.functions);
     const before = restarts();
@@ -185,7 +202,7 @@ describe('watchApps', () => {
     const component = (name: string): RunningApp => ({
       name,
       note: (text, { console = true } = {}) => notes.push(`${name}${console ? '' : ' (log only)'} | ${text}`),
-      restart: async () => void restarts.push(name),
+      restart: async () => restarts.push(name) > 0,
     });
     const app = { dir, inputs: [file('src', 'a.ts')], restartLine: 'restarting' };
     const components = [component('a'), component('b'), component('stopped')];

@@ -151,7 +151,12 @@ export function watchApps(
     if (!(await rebuild(watch)) || closed) return;
     const restarting = watch.app.components.filter(restartable);
     for (const component of restarting) component.note(watch.app.restartLine);
-    await Promise.all(restarting.map((component) => component.restart()));
+    await Promise.all(
+      restarting.map(async (component) => {
+        if (!(await component.restart()))
+          component.note('it stays down until a change builds', { problem: true });
+      }),
+    );
   }
 
   const changed = (path: string, event: string) => {
