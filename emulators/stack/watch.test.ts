@@ -168,6 +168,17 @@ describe('a stack started with watch', () => {
       expect(count(log(name), RESTART_LINE.appservice)).toBe(1);
     }
   });
+
+  it('leaves a component stopped on purpose down through an edit; it starts with the new build', async () => {
+    await stack.stopComponent('web-2');
+    const view = system('web', 'views', 'index.pug');
+    writeFileSync(view, readFileSync(view, 'utf8').replace('Nothing to do yet.', 'All done.'));
+    await answers(stack.description.apps.web?.url as string, 'All done.');
+    expect((await stack.health())['web-2']).toBe('web-2 is not running');
+    expect(count(log('web-2'), RESTART_LINE.appservice)).toBe(1);
+    await stack.startComponent('web-2');
+    await answers(stack.description.apps['web-2']?.url as string, 'All done.');
+  });
 });
 
 describe('taskstack start', () => {

@@ -1,8 +1,8 @@
 /**
  * Reloading the apps on edit, as `func start` does for a function app (the host's file watcher) and
- * nodemon or `node --watch` for an Express app: a change
- * in an app's folder rebuilds the app (its build module, as the start did) and restarts the components
- * that run it. Nothing else restarts. A build that fails keeps the running app.
+ * nodemon or `node --watch` for an Express app: a change in an app's folder rebuilds the app (its build
+ * module, as the start did) and restarts the components that run it. Nothing else restarts. A build that
+ * fails keeps the running app.
  */
 import { existsSync, watch } from 'node:fs';
 import { basename, dirname, extname, join, relative, sep } from 'node:path';
@@ -102,7 +102,7 @@ export interface Watcher {
 
 /**
  * Watches each app's folder. `restartable` says whether a component is to be restarted (not one stopped
- * on purpose). Each change is said under each component of its app, as the Functions host says it.
+ * on purpose). Each change is said as the Functions host says it, in the log of each component of its app.
  */
 export function watchApps(
   apps: WatchedApp[],
