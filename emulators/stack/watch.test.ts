@@ -2,8 +2,8 @@
  * Reload on edit (watch.ts): a stack started with `watch` on a copy of the system's apps, in a temporary
  * folder, rebuilds an app and restarts only its components when a file of its folder changes.
  */
-import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { cpSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadApps, repositoryRoot } from '../core/apps.ts';
 import { testDataDir, waitFor } from '../core/testing.ts';
@@ -240,5 +240,39 @@ describe('watchApps', () => {
     ]);
     expect(notes.slice(4)).toEqual(['a | restarting', 'b | restarting']);
     expect(restarts.sort()).toEqual(['a', 'b']);
+  });
+});
+
+describe('watchApps, as editors save', () => {
+  it('hears a file saved by replacing it (write a copy, rename it over: vim, sed -i, safe-write IDEs), and every edit after', async () => {
+    const dir = join(data.dir, 'replaced');
+    const source = join(dir, 'src', 'functions', 'a.ts');
+    mkdirSync(dirname(source), { recursive: true });
+    writeFileSync(source, '1');
+    const restarts: string[] = [];
+    const component: RunningApp = {
+      name: 'functions',
+      note: () => {},
+      restart: async () => restarts.push('functions') > 0,
+    };
+    // What a later build may read: a file of a folder not there yet (one an edit will import).
+    const added = join(dir, 'src', 'more', 'b.ts');
+    const inputs = [source, added];
+    const watcher = watchApps([{ dir, inputs, restartLine: 'restarting', components: [component] }]);
+    try {
+      const copy = `${source}.tmp`;
+      writeFileSync(copy, '2');
+      renameSync(copy, source);
+      await waitFor('the restart for the replaced file', () => restarts.length === 1, 10_000);
+      // Node's recursive watcher on Linux follows the file's first inode: it heard nothing after this.
+      writeFileSync(source, '3');
+      await waitFor('the restart for the edit after it', () => restarts.length === 2, 10_000);
+      // A folder made meanwhile is heard too.
+      mkdirSync(dirname(added));
+      writeFileSync(added, '1');
+      await waitFor('the restart for a file of a new folder', () => restarts.length === 3, 10_000);
+    } finally {
+      await watcher.close();
+    }
   });
 });

@@ -4,7 +4,7 @@
  * module, as the start did) and restarts the components that run it. Nothing else restarts. A build that
  * fails keeps the running app.
  */
-import { existsSync, watch } from 'node:fs';
+import { existsSync, type FSWatcher, readdirSync, statSync, watch } from 'node:fs';
 import { basename, dirname, extname, join, relative, sep } from 'node:path';
 import { repositoryRoot } from '../core/apps.ts';
 import { stopBuilding } from '../core/bundle.mjs';
@@ -169,25 +169,75 @@ export function watchApps(
     }
   };
 
-  // One watcher per folder: web apps A and B are one folder; a change there may concern another app
-  // too (web's build reads the function app's src/lib).
-  const watchers = [...new Set(apps.map((app) => app.dir))].map((dir) =>
-    watch(dir, { recursive: true }, (event, name) => name && changed(join(dir, name), event)).on(
-      'error',
-      (error) => {
-        for (const watch of watches.filter((watch) => watch.app.dir === dir))
-          say(watch, `no longer watching ${shown(dir)}: ${error.message}`, true);
-      },
-    ),
+  // One tree per folder: web apps A and B are one folder; a change there may concern another app too
+  // (web's build reads the function app's src/lib).
+  const trees = [...new Set(apps.map((app) => app.dir))].map((dir) =>
+    watchTree(dir, changed, (error) => {
+      for (const watch of watches.filter((watch) => watch.app.dir === dir))
+        say(watch, `no longer watching ${shown(dir)}: ${error.message}`, true);
+    }),
   );
 
   return {
     async close() {
       closed = true;
-      for (const watcher of watchers) watcher.close();
+      for (const tree of trees) tree.close();
       for (const watch of watches) clearTimeout(watch.timer);
       await Promise.all(watches.map((watch) => watch.queue));
       await stopping;
     },
   };
+}
+
+/** Folders no build reads from: packages, and hidden ones (.git); `dist`, what builds write, at the top. */
+const unwatched = (name: string, top: boolean) =>
+  name === 'node_modules' || name.startsWith('.') || (top && name === 'dist');
+
+const isFolder = (path: string) => {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Watches `root` and each folder below it, one watcher per folder, and folders made later too. Not
+ * Node's recursive watch: on Linux it follows each file's first inode, so a file saved by replacing it
+ * (written as a copy, renamed over: vim, `sed -i`, an IDE's safe write) was heard once, and never again.
+ * A folder's watcher hears its files by name, whatever inode they have.
+ */
+function watchTree(
+  root: string,
+  changed: (path: string, event: string) => void,
+  failed: (error: Error) => void,
+) {
+  const watchers = new Map<string, FSWatcher>();
+  const forget = (dir: string) => {
+    for (const [path, watcher] of watchers)
+      if (path === dir || path.startsWith(`${dir}${sep}`)) {
+        watcher.close();
+        watchers.delete(path);
+      }
+  };
+  /** `made`: a folder made after the start, whose files (written before its watcher) are changes too. */
+  const add = (dir: string, made: boolean) => {
+    const watcher = watch(dir, (event, name) => {
+      if (!name) return;
+      const path = join(dir, name);
+      if (event === 'rename' && watchers.has(path) && !isFolder(path)) forget(path);
+      else if (event === 'rename' && !watchers.has(path) && !unwatched(name, dir === root) && isFolder(path))
+        return add(path, true);
+      changed(path, event);
+    });
+    watcher.on('error', (error) => (dir === root ? failed(error) : forget(dir)));
+    watchers.set(dir, watcher);
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory() && !unwatched(entry.name, dir === root)) add(path, made);
+      else if (made) changed(path, 'rename');
+    }
+  };
+  add(root, false);
+  return { close: () => forget(root) };
 }
