@@ -272,30 +272,18 @@ export function matchesCondition(item: object, condition: string): boolean {
   return runQuery([item], { query: `SELECT VALUE 1 ${condition}` }, 0).result.length > 0;
 }
 
-const AGGREGATES = new Set(['AVG', 'COUNT', 'MAX', 'MIN', 'SUM']);
-
 /**
- * The plan the SDK asks for before a cross-partition query. This account has one partition key range,
- * so the gateway answers every query whole and the SDK never needs to merge; the plan still describes
- * the query truthfully (TOP, ORDER BY, aggregates) over the one full range.
+ * The plan the SDK asks for before a cross-partition query, and follows when told to
+ * (`forceQueryPlan`). This account has one partition key range, which the gateway answers whole, so
+ * the plan lists no clause whose per-range answers the SDK would merge (ORDER BY, aggregates,
+ * DISTINCT, GROUP BY, OFFSET … LIMIT): it sends the query as written and hands the answer on as it is.
+ * TOP is listed: the SDK's TOP over the whole answer takes it unchanged.
  */
 export function queryPlan(spec: QuerySpec) {
-  const { query, groups } = compile(spec.query);
-  const body = query.ast.body as {
+  const body = compile(spec.query).query.ast.body as {
     top?: { value: { value?: number } } | null;
-    select: { value?: { type: string; name?: { name: string } } };
-    orderBy?: { expressions: { expression: unknown; order?: string }[] } | null;
+    select: { value?: unknown };
   };
-  const value = body.select.value;
-  // With GROUP BY the aggregate is folded per group by the gateway, like the rest of the clause.
-  const aggregate =
-    !groups &&
-    value?.type === 'scalar_function_expression' &&
-    value.name &&
-    AGGREGATES.has(value.name.name.toUpperCase())
-      ? value.name.name
-      : undefined;
-  const orderBy = body.orderBy?.expressions ?? [];
   return {
     partitionedQueryExecutionInfoVersion: 2,
     queryInfo: {
@@ -303,14 +291,14 @@ export function queryPlan(spec: QuerySpec) {
       top: body.top?.value.value ?? null,
       offset: null,
       limit: null,
-      orderBy: orderBy.map((item) => (item.order?.toUpperCase() === 'DESC' ? 'Descending' : 'Ascending')),
+      orderBy: [],
       orderByExpressions: [],
       groupByExpressions: [],
       groupByAliases: [],
-      aggregates: aggregate ? [aggregate.charAt(0).toUpperCase() + aggregate.slice(1).toLowerCase()] : [],
+      aggregates: [],
       groupByAliasToAggregateType: {},
       rewrittenQuery: '',
-      hasSelectValue: value !== undefined,
+      hasSelectValue: body.select.value !== undefined,
       dCountInfo: null,
       hasNonStreamingOrderBy: false,
     },
