@@ -1,6 +1,6 @@
 import type { Container, FeedOptions, SqlQuerySpec } from '@azure/cosmos';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CosmosFixture, startCosmos } from './testing.ts';
+import { type CosmosFixture, queryAll, queryPages, startCosmos } from './testing.ts';
 
 let cosmos: CosmosFixture;
 let container: Container;
@@ -24,19 +24,8 @@ beforeAll(async () => {
 });
 afterAll(() => cosmos.close());
 
-const all = async (query: string | SqlQuerySpec, options?: FeedOptions) =>
-  (await container.items.query(query, options).fetchAll()).resources;
-
-/** Every page fetchNext gives, as the SDK hands them out. */
-async function pages(query: string, options: FeedOptions) {
-  const iterator = container.items.query(query, options);
-  const seen: unknown[][] = [];
-  while (iterator.hasMoreResults()) {
-    const { resources } = await iterator.fetchNext();
-    if (resources.length) seen.push(resources);
-  }
-  return seen;
-}
+const all = (query: string | SqlQuerySpec, options?: FeedOptions) => queryAll(container, query, options);
+const pages = (query: string, options: FeedOptions) => queryPages(container, query, options);
 
 const statuses = TASKS.map((t) => t.status);
 const distinctStatuses = [...new Set(statuses.filter((s) => s !== undefined))];

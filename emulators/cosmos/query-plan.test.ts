@@ -1,6 +1,6 @@
 import type { Container, FeedOptions } from '@azure/cosmos';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CosmosFixture, startCosmos } from './testing.ts';
+import { type CosmosFixture, queryAll, queryPages, startCosmos } from './testing.ts';
 
 let cosmos: CosmosFixture;
 let container: Container;
@@ -24,20 +24,14 @@ beforeAll(async () => {
 afterAll(() => cosmos.close());
 
 const FORCED: FeedOptions = { forceQueryPlan: true };
-const all = async (query: string, options?: FeedOptions) =>
-  (await container.items.query(query, options).fetchAll()).resources;
+const all = (query: string, options?: FeedOptions) => queryAll(container, query, options);
 
 /**
  * Each page fetchNext hands out, then the same pages again, each from a new iterator resumed from the
  * last page's token: the SDK gives tokens on the plan's path only with `enableQueryControl`.
  */
 async function pages(query: string, options: FeedOptions) {
-  const iterator = container.items.query(query, options);
-  const seen: unknown[][] = [];
-  while (iterator.hasMoreResults()) {
-    const { resources } = await iterator.fetchNext();
-    if (resources.length) seen.push(resources);
-  }
+  const seen = await queryPages(container, query, options);
   const resumed: unknown[][] = [];
   let continuationToken: string | undefined;
   do {

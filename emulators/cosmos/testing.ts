@@ -1,5 +1,11 @@
 /** Starts the Cosmos emulator in this process for tests and the benchmark. */
-import { CosmosClient, type CosmosClientOptions } from '@azure/cosmos';
+import {
+  type Container,
+  CosmosClient,
+  type CosmosClientOptions,
+  type FeedOptions,
+  type SqlQuerySpec,
+} from '@azure/cosmos';
 import { ManagedIdentityCredential } from '@azure/identity';
 import type { EmulatorContext, RunningEmulator } from '../core/emulator.ts';
 import { startEmulator, testContext, testDataDir, useAppIdentityEnv } from '../core/testing.ts';
@@ -96,4 +102,19 @@ export async function startCosmosWithIdentity(): Promise<EntraFixture> {
       data.remove();
     },
   };
+}
+
+/** Every result of a query, as `fetchAll` gives them. */
+export const queryAll = async (container: Container, query: string | SqlQuerySpec, options?: FeedOptions) =>
+  (await container.items.query(query, options).fetchAll()).resources;
+
+/** Every non-empty page `fetchNext` hands out, as the SDK hands them out. */
+export async function queryPages(container: Container, query: string, options: FeedOptions) {
+  const iterator = container.items.query(query, options);
+  const seen: unknown[][] = [];
+  while (iterator.hasMoreResults()) {
+    const { resources } = await iterator.fetchNext();
+    if (resources.length) seen.push(resources);
+  }
+  return seen;
 }
