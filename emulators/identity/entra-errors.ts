@@ -98,6 +98,18 @@ const fixed = (status: number, error: string, code: number, message: string): En
   message,
 });
 
+/**
+ * A refresh token past its 90 days: Entra names its issue as .NET prints a time (seven decimals) and the
+ * inactivity as a TimeSpan (`90.00:00:00`).
+ */
+const inactiveRefreshToken = (issuedAt: number) =>
+  fixed(
+    400,
+    'invalid_grant',
+    700082,
+    `The refresh token has expired due to inactivity. The token was issued on ${new Date(issuedAt * 1000).toISOString().replace(/Z$/, '0000Z')} and was inactive for 90.00:00:00.`,
+  );
+
 /** What oidc-provider threw, by its `error` and `error_detail`/`error_description`. */
 export interface ProviderError {
   error: string;
@@ -115,6 +127,8 @@ export interface ErrorSubject {
   resource: string;
   /** The authorize request's response_type, as sent. */
   responseType: string;
+  /** An expired refresh token's issue (seconds since the epoch): Entra's AADSTS700082 names it. */
+  refreshTokenIssuedAt?: number;
 }
 
 /**
@@ -176,6 +190,8 @@ export function toEntraError(thrown: ProviderError, subject: ErrorSubject): Entr
           500112,
           'The reply address does not match the reply address provided when requesting Authorization code.',
         );
+      if (/refresh token is expired/.test(detail) && subject.refreshTokenIssuedAt !== undefined)
+        return inactiveRefreshToken(subject.refreshTokenIssuedAt);
       if (/expired/.test(detail))
         return fixed(
           400,

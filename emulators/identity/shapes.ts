@@ -55,7 +55,14 @@ export function entraShapes(provider: Provider, tenantId: string, log: (message:
     }
     const thrown = ctx.state.providerError as ProviderError | undefined;
     if (!thrown) return;
-    const entra = toEntraError(thrown, subjectOf(ctx, tenantId));
+    const subject = subjectOf(ctx, tenantId);
+    if (/refresh token is expired/.test(thrown.error_detail ?? '')) {
+      const expired = await provider.RefreshToken.find(String(ctx.oidc.params?.refresh_token), {
+        ignoreExpiration: true,
+      });
+      subject.refreshTokenIssuedAt = expired?.iat;
+    }
+    const entra = toEntraError(thrown, subject);
     const location = ctx.response.get('location');
     // An error sent back to the app's redirect URI (absolute): Entra's words in the same parameters.
     if (location && URL.canParse(location)) {

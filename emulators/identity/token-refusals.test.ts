@@ -26,6 +26,42 @@ describe('token endpoint refusals', () => {
     }
   });
 
+  it('refuses a refresh token unused for 90 days with AADSTS700082, naming its issue as Entra words it', async () => {
+    const { code, verifier } = await codeFor(msalFor('taskWeb'));
+    const web = app('taskWeb');
+    const client = { client_id: web.clientId, client_secret: web.clientSecret };
+    const before = Math.floor(Date.now() / 1000);
+    const redeemed = await tokenRequest({
+      ...client,
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: REDIRECT_URI,
+      scope: 'openid offline_access User.Read',
+    });
+    const refreshToken = (await redeemed.json()).refresh_token;
+    const after = Math.ceil(Date.now() / 1000);
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    try {
+      vi.advanceTimersByTime((90 * 24 * 3600 + 60) * 1000);
+      const refused = await tokenRequest({
+        ...client,
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+        scope: 'User.Read',
+      });
+      const description = await expectEntraError(refused, 400, 'invalid_grant', 700082);
+      const issued = new RegExp(
+        '^AADSTS700082: The refresh token has expired due to inactivity\\. The token was issued on (\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d)\\.\\d{7}Z and was inactive for 90\\.00:00:00\\. Trace ID: ',
+      ).exec(description);
+      const at = Date.parse(`${issued?.[1]}Z`) / 1000;
+      expect(at).toBeGreaterThanOrEqual(before);
+      expect(at).toBeLessThanOrEqual(after);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('refuses a certificate (client assertion) as Entra refuses one the app has not registered, AADSTS700027', async () => {
     // The directory registers secrets only (README): any certificate is one the app does not have.
     const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
