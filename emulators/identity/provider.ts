@@ -5,6 +5,7 @@
  * Entra's error texts (entra-errors.ts) instead of the library's.
  */
 
+import { createHash, randomBytes } from 'node:crypto';
 import type { JWK } from 'jose';
 import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { type Directory, redirectOrigins } from './directory.ts';
@@ -12,6 +13,7 @@ import { page } from './pages.ts';
 import { ACCESS_TOKEN_TTL, OIDC_SCOPES, resources as resourcesOf } from './resources.ts';
 import { clientIdOf, entraErrorPage, entraShapes } from './shapes.ts';
 import { entraStore } from './store.ts';
+import { opaqueClaims } from './tokens.ts';
 
 /**
  * Set by the router on an authorize request (GET) whose scope leaves out `offline_access`: oidc-provider
@@ -44,6 +46,14 @@ const TTL = {
   Session: 24 * 3600,
   Interaction: 3600,
 };
+
+/** Entra's `sid` is a GUID: the session's uid (oidc-provider's, not one) as a stable one. */
+const sessionGuid = (uid: string) =>
+  createHash('sha256')
+    .update(uid)
+    .digest('hex')
+    .slice(0, 32)
+    .replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
 
 export interface ProviderOptions {
   issuer: string;
@@ -83,19 +93,28 @@ export function createProvider(options: ProviderOptions): Provider {
     routes: ROUTES,
     scopes: [...OIDC_SCOPES],
     claims: {
-      openid: ['sub', 'tid', 'ver'],
+      openid: ['sub', 'tid', 'ver', 'iat', 'nbf', 'sid', 'uti', 'rh', 'aio'],
       profile: ['name', 'preferred_username', 'oid'],
       email: ['email'],
     },
     // Entra puts the profile claims into the ID token even when it also issues an access token.
     conformIdTokenClaims: false,
-    async findAccount(_ctx, id) {
+    async findAccount(ctx, id) {
       const user = directory.userById(id);
       if (!user) return undefined;
       return {
         accountId: id,
         async claims() {
+          // Entra's v2 ID token: `nbf` (= `iat`, which signing keeps), the session, opaque uti/rh/aio.
+          const now = Math.floor(Date.now() / 1000);
+          const { AuthorizationCode: code, RefreshToken: refreshToken } = ctx.oidc.entities;
+          const sessionUid = (code ?? refreshToken)?.sessionUid;
           return {
+            iat: now,
+            nbf: now,
+            ...(sessionUid && { sid: sessionGuid(sessionUid) }),
+            ...opaqueClaims(),
+            aio: randomBytes(48).toString('base64url'),
             sub: id,
             oid: id,
             tid: tenantId,

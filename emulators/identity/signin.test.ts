@@ -79,6 +79,31 @@ describe('sign-in with msal-node', () => {
     });
   });
 
+  it("carries the claims of Entra's v2 ID token: nbf, the session's sid (kept by a refresh), uti, rh, aio", async () => {
+    const GUID = /^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/;
+    const msal = msalFor('taskWeb');
+    const idTokenOf = async () => {
+      const { code, verifier } = await codeFor(msal);
+      const signedIn = await redeem(msal, code, verifier);
+      return { claims: decodeJwt(signedIn.idToken), account: signedIn.account };
+    };
+    const first = await idTokenOf();
+    expect(first.claims).toMatchObject({
+      nbf: first.claims.iat,
+      sid: expect.stringMatching(GUID),
+      uti: expect.stringMatching(/^[\w-]{22}$/),
+      rh: expect.stringMatching(/^0\.[\w-]+\.$/),
+      aio: expect.stringMatching(/^[\w-]{20,}$/),
+    });
+    // A refresh's ID token is of the same session; another sign-in (another browser) is another session.
+    if (!first.account) throw new Error('no account');
+    const refreshed = await msal.acquireTokenSilent({ account: first.account, scopes: SCOPES, forceRefresh: true });
+    const again = decodeJwt(refreshed.idToken);
+    expect(again.sid).toBe(first.claims.sid);
+    expect(again.uti).not.toBe(first.claims.uti);
+    expect((await idTokenOf()).claims.sid).not.toBe(first.claims.sid);
+  });
+
   it("fills the sign-in page's user name from login_hint, as Entra does (escaped)", async () => {
     const msal = msalFor('taskWeb');
     for (const [hint, shown] of [

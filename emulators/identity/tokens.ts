@@ -49,6 +49,7 @@ const siteResourceId = (site: string) =>
 
 /** Entra's `uti` and `rh` are opaque; these have their form (22 base64url characters; `0.<…>.`). */
 const opaque = (bytes: number) => randomBytes(bytes).toString('base64url');
+export const opaqueClaims = () => ({ rh: `0.${opaque(36)}.`, uti: opaque(16) });
 
 export async function createTokenIssuer(options: {
   signingKey: JWK;
@@ -75,8 +76,7 @@ export async function createTokenIssuer(options: {
         tid: tenantId,
         oid: identity.principalId,
         idtyp: 'app',
-        rh: `0.${opaque(36)}.`,
-        uti: opaque(16),
+        ...opaqueClaims(),
         ...(site && { xms_mirid: siteResourceId(site) }),
       })
         .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: signingKey.kid })
