@@ -19,11 +19,13 @@ describe('PKCE', () => {
     // Entra: "If excluded, code_challenge is assumed to be plaintext if code_challenge is included."
     const withoutMethod = new URL(plain);
     withoutMethod.searchParams.delete('code_challenge_method');
-    for (const url of [plain, withoutMethod.href]) {
-      const { code } = await codeAt(url);
-      const result = await redeem(msal, code, verifier);
-      expect(result.idTokenClaims).toMatchObject({ oid: user('alice').objectId });
-    }
+    // An authorize request may be a POST form too, as at Entra: the same rule.
+    for (const url of [plain, withoutMethod.href])
+      for (const method of ['GET', 'POST'] as const) {
+        const { code } = await codeAt(url, method);
+        const result = await redeem(msal, code, verifier);
+        expect(result.idTokenClaims).toMatchObject({ oid: user('alice').objectId });
+      }
     const { code } = await codeAt(plain);
     const other = await new CryptoProvider().generatePkceCodes();
     await expect(redeem(msal, code, other.verifier)).rejects.toMatchObject({

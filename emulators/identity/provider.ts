@@ -89,7 +89,11 @@ export function createProvider(options: ProviderOptions): Provider {
       };
     }),
     jwks: { keys: [signingKey] },
-    cookies: { keys: [cookieKey] },
+    // Authorize by POST as by GET (OpenID Connect requires both; Entra takes both). oidc-provider then
+    // wants its session cookie SameSite=None, as Entra's own session cookies are, so that an app's
+    // cross-site POST still finds the session; the sign-in page stays bound to its Lax cookie (README).
+    enableHttpPostMethods: true,
+    cookies: { keys: [cookieKey], long: { httpOnly: true, sameSite: 'none' } },
     routes: ROUTES,
     scopes: [...OIDC_SCOPES],
     claims: {

@@ -57,7 +57,17 @@ const msiError = (res: ServerResponse, statusCode: number, message: string) =>
   sendJson(res, statusCode, { statusCode, message, correlationId: randomUUID() });
 
 /** oidc-provider's own limit for form bodies. */
-const TOKEN_BODY_LIMIT = 56 * 1024;
+const FORM_BODY_LIMIT = 56 * 1024;
+
+/** A request's form fields; Entra reads only a form body, so any other body has none. */
+async function readForm(req: IncomingMessage) {
+  const form = /^application\/x-www-form-urlencoded/i.test(req.headers['content-type'] ?? '');
+  return new URLSearchParams(form ? (await readBody(req, FORM_BODY_LIMIT)).toString('utf8') : '');
+}
+
+/** Hands oidc-provider a body this router has read (it takes a parsed one, with a warning once). */
+const handOver = (req: IncomingMessage, form: URLSearchParams) =>
+  Object.assign(req, { body: Object.fromEntries(form) });
 
 /**
  * Token requests are read here and handed to oidc-provider as an already parsed body, so that two of
@@ -72,9 +82,7 @@ async function normaliseTokenRequest(
   req: IncomingMessage,
   directory: Directory,
 ): Promise<EntraError | undefined> {
-  // Entra reads only a form body: any other body is a request without parameters.
-  const form = /^application\/x-www-form-urlencoded/i.test(req.headers['content-type'] ?? '');
-  const body = new URLSearchParams(form ? (await readBody(req, TOKEN_BODY_LIMIT)).toString('utf8') : '');
+  const body = await readForm(req);
   const header = req.headers.authorization;
   const decoded =
     header && /^basic /i.test(header) ? Buffer.from(header.slice(6).trim(), 'base64').toString('utf8') : '';
@@ -103,7 +111,7 @@ async function normaliseTokenRequest(
         .filter((s) => s !== 'offline_access')
         .join(' '),
     );
-  (req as IncomingMessage & { body?: unknown }).body = Object.fromEntries(body);
+  handOver(req, body);
 }
 
 /**
@@ -257,12 +265,18 @@ export function identityHandler(options: IdentityRoutesOptions) {
       // OPTIONS is CORS preflight, which oidc-provider answers.
       return sendPage(res, 400, 'Sign in', errorBody(postOnly(req.method ?? 'GET')));
     }
-    if (rest === ROUTES.authorization && url.searchParams.has('resource')) {
-      const refused = resourceParameter();
-      return sendPage(res, refused.status, 'Sign in', errorBody(refused));
+    if (rest === ROUTES.authorization) {
+      // An authorize request is a query or, by POST, a form (OpenID Connect's two ways, both Entra's).
+      const posted = req.method === 'POST' ? await readForm(req) : undefined;
+      const params = posted ?? url.searchParams;
+      if (params.has('resource')) {
+        const refused = resourceParameter();
+        return sendPage(res, refused.status, 'Sign in', errorBody(refused));
+      }
+      const changed = asProviderAuthorize(params);
+      if (posted) handOver(req, posted);
+      else if (changed) req.url = `${url.pathname}${url.search}`;
     }
-    if (rest === ROUTES.authorization && asProviderAuthorize(url.searchParams))
-      req.url = `${url.pathname}${url.search}`;
     // Mounted under /<tenant>: oidc-provider derives its mount path from originalUrl minus url.
     Object.assign(req, { originalUrl: req.url, url: (req.url ?? '/').slice(tenant.length + 1) });
     await options.provider(req, res);

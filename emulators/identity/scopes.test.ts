@@ -40,12 +40,12 @@ describe('scopes', () => {
     // msal-node always asks for it; an app building its own authorize URL may not.
     const msal = msalFor('taskWeb');
     const web = app('taskWeb');
-    const redeemed = async (scope: string) => {
+    const redeemed = async (scope: string, method: 'GET' | 'POST' = 'GET') => {
       const url = new URL(
         await msal.getAuthCodeUrl({ scopes: [], redirectUri: REDIRECT_URI, state: 'state-1' }),
       );
       url.searchParams.set('scope', scope);
-      const { code } = await codeAt(url.href);
+      const { code } = await codeAt(url.href, method);
       const response = await tokenRequest({
         grant_type: 'authorization_code',
         code,
@@ -57,12 +57,15 @@ describe('scopes', () => {
       expect(response.status).toBe(200);
       return (await response.json()) as Record<string, unknown>;
     };
-    const online = await redeemed('openid profile User.Read');
-    expect(online).toMatchObject({ access_token: expect.any(String), id_token: expect.any(String) });
-    expect(online).not.toHaveProperty('refresh_token');
-    expect(await redeemed('openid profile offline_access User.Read')).toMatchObject({
-      refresh_token: expect.any(String),
-    });
+    // By GET and by POST (an authorize request may be a form), as at Entra.
+    for (const method of ['GET', 'POST'] as const) {
+      const online = await redeemed('openid profile User.Read', method);
+      expect(online).toMatchObject({ access_token: expect.any(String), id_token: expect.any(String) });
+      expect(online).not.toHaveProperty('refresh_token');
+      expect(await redeemed('openid profile offline_access User.Read', method)).toMatchObject({
+        refresh_token: expect.any(String),
+      });
+    }
   });
 
   it("gives Graph's v1.0 token the audience the scope names it by, as Entra (its URI or its application id)", async () => {

@@ -67,11 +67,22 @@ export function useSignInProvider() {
     return { ...(await codeAt(url)), verifier };
   }
 
-  /** Alice signs in at an authorize URL (state `state-1`); the code the app gets back. */
-  async function codeAt(url: string) {
+  /**
+   * Alice signs in at an authorize URL (state `state-1`); the code the app gets back. By POST, the
+   * URL's query is sent as a form to its path (Entra takes an authorize request either way).
+   */
+  async function codeAt(url: string, method: 'GET' | 'POST' = 'GET') {
     const browser = new FormClient();
     const who = user('alice');
-    const page = await browser.follow(url, REDIRECT_URI);
+    const { origin, pathname, searchParams } = new URL(url);
+    const posted =
+      method === 'POST' &&
+      (await browser.request(origin + pathname, { form: Object.fromEntries(searchParams) }));
+    if (posted && !posted.location)
+      throw new Error(`authorize by POST: ${posted.status} ${posted.body.slice(0, 300)}`);
+    const page = posted
+      ? await browser.follow(posted.location ?? '', REDIRECT_URI)
+      : await browser.follow(url, REDIRECT_URI);
     expect(page.location, 'sent back to the app before any sign-in').toBeUndefined();
     const signedIn = await browser.signIn(page, who.userPrincipalName, who.password);
     const back = await browser.follow(signedIn.location ?? '', REDIRECT_URI);
