@@ -14,6 +14,13 @@ export const GRAPH_APP_ID = '00000003-0000-0000-c000-000000000000';
 /** The delegated permissions Graph grants here: what `GET /me` needs. */
 const GRAPH_SCOPES = ['User.Read'];
 export const OIDC_SCOPES = new Set(['openid', 'profile', 'email', 'offline_access']);
+
+/**
+ * Graph's token and its answer name the OpenID permissions too, which are Graph's: Entra answers
+ * `openid profile User.Read email` for a sign-in asking `openid profile offline_access User.Read` (every
+ * one granted here, email too; offline_access is about refresh tokens, never a `scp`).
+ */
+export const withGraphOidc = (scopes: string[]) => [...new Set(['openid', 'profile', ...scopes, 'email'])];
 export const ACCESS_TOKEN_TTL = 3600;
 
 /** `<application id>/…`: Entra's other way of naming a resource ("a valid URI … or a valid Guid"). */
@@ -200,9 +207,10 @@ export function resources(directory: Directory, tenantId: string) {
       ...shaped,
     };
     if (user) {
-      const scp = granted.some((scope) => scope.endsWith('/.default'))
+      const asked = granted.some((scope) => scope.endsWith('/.default'))
         ? (server?.scopes ?? [])
         : [...new Set(granted.map(bareScope))];
+      const scp = server?.audience === GRAPH_APP_ID ? withGraphOidc(asked) : asked;
       // A member user's v1.0 token names the user by `upn` and `unique_name`, and has no `idp`.
       const { idp: _, ...claims }: Record<string, unknown> = common;
       const names =

@@ -2,7 +2,7 @@
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { GRAPH_APP_ID } from './resources.ts';
-import { REDIRECT_URI, useSignInProvider } from './signin-fixture.ts';
+import { GRAPH_SCP, REDIRECT_URI, useSignInProvider } from './signin-fixture.ts';
 
 const provider = useSignInProvider();
 const { app, user, msalFor, codeFor, codeAt, answerAtApp, redeem, tokenRequest, expectEntraError } = provider;
@@ -32,7 +32,28 @@ describe('scopes', () => {
     const account = signedIn.account;
     if (!account) throw new Error('no account');
     const graph = await msal.acquireTokenSilent({ account, scopes: [`${GRAPH_APP_ID}/User.Read`] });
-    expect(decodeJwt(graph.accessToken)).toMatchObject({ aud: GRAPH_APP_ID, scp: 'User.Read' });
+    expect(decodeJwt(graph.accessToken)).toMatchObject({ aud: GRAPH_APP_ID, scp: GRAPH_SCP });
+  });
+
+  it("names Graph's OpenID permissions in its token's scp and the answer's scope, as Entra; an API's token none", async () => {
+    // Entra's Graph token for openid profile offline_access User.Read: "scp": "openid profile User.Read
+    // email" (the OpenID scopes are Graph's permissions, all granted here; offline_access is never a scp).
+    const msal = msalFor('taskWeb');
+    const { code, verifier } = await codeFor(msal);
+    const graph = await redeem(msal, code, verifier);
+    expect(decodeJwt(graph.accessToken).scp).toBe(GRAPH_SCP);
+    expect(graph.scopes).toEqual(['openid', 'profile', 'User.Read', 'email']);
+    if (!graph.account) throw new Error('no account');
+    const refreshed = await msal.acquireTokenSilent({
+      account: graph.account,
+      scopes: ['User.Read'],
+      forceRefresh: true,
+    });
+    expect(refreshed.scopes).toEqual(['openid', 'profile', 'User.Read', 'email']);
+    const api = [`api://${app('taskApi').clientId}/user_impersonation`];
+    const forApi = await msal.acquireTokenSilent({ account: graph.account, scopes: api });
+    expect(decodeJwt(forApi.accessToken).scp).toBe('user_impersonation');
+    expect(forApi.scopes).toEqual(api);
   });
 
   it('gives a refresh token only when the sign-in asked for offline_access, as Entra', async () => {
@@ -76,7 +97,7 @@ describe('scopes', () => {
     expect(decodeJwt(signedIn.accessToken)).toMatchObject({
       aud: 'https://graph.microsoft.com',
       ver: '1.0',
-      scp: 'User.Read',
+      scp: GRAPH_SCP,
     });
     const daemon = await msal.acquireTokenByClientCredential({
       scopes: ['https://graph.microsoft.com/.default'],

@@ -7,7 +7,7 @@ import type Provider from 'oidc-provider';
 import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import { type ErrorSubject, entraErrorBody, type ProviderError, toEntraError } from './entra-errors.ts';
 import { errorBody, page } from './pages.ts';
-import { GRAPH_RESOURCE, OIDC_SCOPES, resourceOfScope } from './resources.ts';
+import { GRAPH_RESOURCE, OIDC_SCOPES, resourceOfScope, withGraphOidc } from './resources.ts';
 
 export const clientIdOf = (ctx: KoaContextWithOIDC) =>
   String(ctx.oidc?.client?.clientId ?? ctx.oidc?.params?.client_id ?? '');
@@ -46,10 +46,14 @@ export function entraShapes(provider: Provider, tenantId: string, log: (message:
     const accountId = ctx.oidc?.entities.Grant?.accountId;
     if (ctx.oidc?.route === 'token' && ctx.status === 200 && body) {
       body.ext_expires_in = body.expires_in;
-      if (accountId)
+      if (accountId) {
         body.client_info = Buffer.from(JSON.stringify({ uid: accountId, utid: tenantId })).toString(
           'base64url',
         );
+        const resource = ctx.oidc.entities.AccessToken?.resourceServer?.identifier();
+        if (resource === GRAPH_RESOURCE && typeof body.scope === 'string')
+          body.scope = withGraphOidc(body.scope.split(' ').filter(Boolean)).join(' ');
+      }
       // An app's own token (client credentials): Entra's answer names no scope.
       else delete body.scope;
     }

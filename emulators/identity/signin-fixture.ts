@@ -17,6 +17,8 @@ import identity from './index.ts';
 export const WEB = 'http://127.0.0.1:1';
 export const REDIRECT_URI = `${WEB}/signin-oidc`;
 export const SCOPES = ['User.Read'];
+/** A Graph token's `scp` for them, with Graph's OpenID permissions as Entra's (resources.ts withGraphOidc). */
+export const GRAPH_SCP = 'openid profile User.Read email';
 
 /**
  * Starts the provider in the calling test file's beforeAll (in memory, on a data directory of its own)

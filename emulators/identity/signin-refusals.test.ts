@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { FormClient } from './form-client.ts';
 import { WRONG_CREDENTIALS } from './login.ts';
 import { GRAPH_APP_ID } from './resources.ts';
-import { REDIRECT_URI, SCOPES, useSignInProvider, WEB } from './signin-fixture.ts';
+import { GRAPH_SCP, REDIRECT_URI, SCOPES, useSignInProvider, WEB } from './signin-fixture.ts';
 
 const provider = useSignInProvider();
 const { app, user, msalFor, codeFor, answerAtApp, redeem, me, tokenRequest, expectEntraError } = provider;
@@ -209,7 +209,7 @@ describe('refusals', () => {
     const account = first.account;
     if (!account) throw new Error('no account');
     const refreshed = await msal.acquireTokenSilent({ account, scopes: SCOPES, forceRefresh: true });
-    expect(decodeJwt(refreshed.accessToken)).toMatchObject({ aud: GRAPH_APP_ID, scp: 'User.Read' });
+    expect(decodeJwt(refreshed.accessToken)).toMatchObject({ aud: GRAPH_APP_ID, scp: GRAPH_SCP });
     // The same answer on the wire, with its status.
     const second = await codeFor(msal);
     await redeem(msal, second.code, second.verifier);
@@ -308,7 +308,7 @@ describe('refusals', () => {
       oid: user('alice').objectId,
       tid: provider.tenantId,
       azp: app('taskWeb').clientId,
-      scp: 'User.Read',
+      scp: GRAPH_SCP,
     })
       .setProtectedHeader({ alg: 'RS256', kid: provider.context.secrets.signingKey.kid })
       .setIssuer(provider.running.endpoints.issuer as string)

@@ -6,7 +6,7 @@ import { startEmulator, testDataDir } from '../core/testing.ts';
 import { FormClient, type Hop } from './form-client.ts';
 import identity from './index.ts';
 import { GRAPH_APP_ID } from './resources.ts';
-import { REDIRECT_URI, SCOPES, useSignInProvider, WEB } from './signin-fixture.ts';
+import { GRAPH_SCP, REDIRECT_URI, SCOPES, useSignInProvider, WEB } from './signin-fixture.ts';
 import { createTokenVerifier } from './verify.ts';
 
 const provider = useSignInProvider();
@@ -97,7 +97,11 @@ describe('sign-in with msal-node', () => {
     });
     // A refresh's ID token is of the same session; another sign-in (another browser) is another session.
     if (!first.account) throw new Error('no account');
-    const refreshed = await msal.acquireTokenSilent({ account: first.account, scopes: SCOPES, forceRefresh: true });
+    const refreshed = await msal.acquireTokenSilent({
+      account: first.account,
+      scopes: SCOPES,
+      forceRefresh: true,
+    });
     const again = decodeJwt(refreshed.idToken);
     expect(again.sid).toBe(first.claims.sid);
     expect(again.uti).not.toBe(first.claims.uti);
@@ -129,7 +133,7 @@ describe('sign-in with msal-node', () => {
     expect(claims).toMatchObject({
       aud: GRAPH_APP_ID,
       iss: `https://sts.windows.net/${provider.tenantId}/`,
-      scp: 'User.Read',
+      scp: GRAPH_SCP,
       oid: alice.objectId,
       tid: provider.tenantId,
       appid: app('taskWeb').clientId,
@@ -188,7 +192,7 @@ describe('sign-in with msal-node', () => {
     if (!account) throw new Error('no account');
     const refreshed = await msal.acquireTokenSilent({ account, scopes: SCOPES, forceRefresh: true });
     expect(refreshed.accessToken).not.toBe(first.accessToken);
-    expect(decodeJwt(refreshed.accessToken)).toMatchObject({ aud: GRAPH_APP_ID, scp: 'User.Read' });
+    expect(decodeJwt(refreshed.accessToken)).toMatchObject({ aud: GRAPH_APP_ID, scp: GRAPH_SCP });
     expect((await me(refreshed.accessToken)).status).toBe(200);
   });
 
@@ -212,7 +216,7 @@ describe('sign-in with msal-node', () => {
     expect(forApi.scopes).toEqual([scope]);
     // And back to Graph with the refresh token it has now.
     const graph = await msal.acquireTokenSilent({ account, scopes: SCOPES, forceRefresh: true });
-    expect(decodeJwt(graph.accessToken)).toMatchObject({ aud: GRAPH_APP_ID, scp: 'User.Read' });
+    expect(decodeJwt(graph.accessToken)).toMatchObject({ aud: GRAPH_APP_ID, scp: GRAPH_SCP });
     // A permission the API does not expose is still refused.
     await expect(
       msal.acquireTokenSilent({ account, scopes: [`api://${api.clientId}/Tasks.Delete`] }),
@@ -238,7 +242,7 @@ describe('sign-in with msal-node', () => {
     const again = await refresh(original);
     expect(again.refresh_token).not.toBe(original);
     const fromNew = await refresh(once.refresh_token ?? '');
-    expect(decodeJwt(fromNew.access_token)).toMatchObject({ aud: GRAPH_APP_ID, scp: 'User.Read' });
+    expect(decodeJwt(fromNew.access_token)).toMatchObject({ aud: GRAPH_APP_ID, scp: GRAPH_SCP });
   });
 
   it('keeps a user signed in while the app refreshes within 90 days of the last refresh, as Entra', async () => {
@@ -254,7 +258,7 @@ describe('sign-in with msal-node', () => {
       vi.advanceTimersByTime(80 * day);
       const day160 = await refresh((await day80.json()).refresh_token);
       expect(day160.status).toBe(200);
-      expect(decodeJwt((await day160.json()).access_token)).toMatchObject({ scp: 'User.Read' });
+      expect(decodeJwt((await day160.json()).access_token)).toMatchObject({ scp: GRAPH_SCP });
       expect((await refresh(original)).status).toBe(400);
     } finally {
       vi.useRealTimers();
