@@ -10,7 +10,7 @@ import type { JWK } from 'jose';
 import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { type Directory, redirectOrigins } from './directory.ts';
 import { page } from './pages.ts';
-import { ACCESS_TOKEN_TTL, OIDC_SCOPES, resources as resourcesOf } from './resources.ts';
+import { ACCESS_TOKEN_TTL, OIDC_SCOPES, resourceNamer, resources as resourcesOf } from './resources.ts';
 import { clientIdOf, entraErrorPage, entraShapes } from './shapes.ts';
 import { entraStore } from './store.ts';
 import { opaqueClaims } from './tokens.ts';
@@ -68,6 +68,22 @@ export function createProvider(options: ProviderOptions): Provider {
   const { issuer, tenantId, signingKey, cookieKey, directory } = options;
   const interactionPath = (uid: string) => `/${tenantId}/login/${uid}`;
   const resources = resourcesOf(directory, tenantId);
+  /**
+   * What each sign-in (grant) asked for, without offline_access: a refresh without `scope` is for these,
+   * as Entra answers it with "the original scopes for the current refresh token" (its grant serves more).
+   */
+  const askedScopes = new Map<string, string>();
+  /**
+   * A sign-in's scopes for one token: its OpenID ones and the first resource's, as Entra issues a token
+   * for "the resource laid out in the first scope" when they span several.
+   */
+  const resourceOf = resourceNamer(directory);
+  const firstResourceScopes = (scope: string) => {
+    const scopes = scope.split(' ').filter((value) => value && value !== 'offline_access');
+    const first = scopes.find((value) => !OIDC_SCOPES.has(value));
+    const wanted = first && resourceOf(first);
+    return scopes.filter((value) => OIDC_SCOPES.has(value) || resourceOf(value) === wanted).join(' ');
+  };
 
   const configuration: Configuration = {
     clients: directory.applications.map((app) => {
@@ -144,6 +160,7 @@ export function createProvider(options: ProviderOptions): Provider {
       // token then serves any of them (below).
       for (const [indicator, scope] of resources.consented()) grant.addResourceScope(indicator, scope);
       await grant.save();
+      askedScopes.set(grant.jti, firstResourceScopes(String(oidc.params?.scope ?? '')));
       return grant;
     },
     // Entra issues a refresh token on a code redemption when the sign-in asked for offline_access ("Only
@@ -215,5 +232,21 @@ export function createProvider(options: ProviderOptions): Provider {
 
   const provider = new Provider(issuer, configuration);
   entraShapes(provider, tenantId, options.log);
+  // A refresh without scope: the sign-in's scopes, filled in before oidc-provider reads the body (the
+  // router hands it over parsed).
+  provider.use(async (ctx, next) => {
+    const body = (ctx.req as { body?: Record<string, string> }).body;
+    if (
+      ctx.path === ROUTES.token &&
+      body?.grant_type === 'refresh_token' &&
+      body.refresh_token &&
+      !body.scope
+    ) {
+      const refreshToken = await provider.RefreshToken.find(body.refresh_token, { ignoreExpiration: true });
+      const asked = refreshToken?.grantId && askedScopes.get(refreshToken.grantId);
+      if (asked) body.scope = asked;
+    }
+    await next();
+  });
   return provider;
 }

@@ -196,6 +196,39 @@ describe('sign-in with msal-node', () => {
     expect((await me(refreshed.accessToken)).status).toBe(200);
   });
 
+  it("refreshes without a scope for the sign-in's original scopes, as Entra", async () => {
+    // Entra (MicrosoftDocs/azure-docs#67408): without scope, the answer "includes the original scopes for
+    // the current refresh token", not every permission the refresh token may serve.
+    const web = app('taskWeb');
+    const client = { client_id: web.clientId, client_secret: web.clientSecret };
+    const api = app('taskApi').clientId;
+    for (const [scopes, aud, scope] of [
+      [SCOPES, GRAPH_APP_ID, GRAPH_SCP],
+      [[`api://${api}/user_impersonation`], api, `api://${api}/user_impersonation`],
+      // Scopes of two resources: the first one's, as Entra's token for such a request.
+      [[`api://${api}/user_impersonation`, 'User.Read'], api, `api://${api}/user_impersonation`],
+    ] as const) {
+      const { code, verifier } = await codeFor(msalFor('taskWeb'), [...scopes]);
+      const redeemed = await tokenRequest({
+        ...client,
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        redirect_uri: REDIRECT_URI,
+        scope: `openid profile offline_access ${scopes[0]}`,
+      });
+      const refreshed = await tokenRequest({
+        ...client,
+        grant_type: 'refresh_token',
+        refresh_token: (await redeemed.json()).refresh_token,
+      });
+      expect(refreshed.status).toBe(200);
+      const body = await refreshed.json();
+      expect(body.scope).toBe(scope);
+      expect(decodeJwt(body.access_token)).toMatchObject({ aud });
+    }
+  });
+
   it('redeems the refresh token for another resource the app may use, as Entra (bound to user and client)', async () => {
     // Signed in for Graph only, the app asks for the API app's scope: msal-node has no token for it
     // and redeems its refresh token (learn.microsoft.com/entra/identity-platform/refresh-tokens).
