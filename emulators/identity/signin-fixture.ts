@@ -114,6 +114,20 @@ export function useSignInProvider() {
       body: new URLSearchParams(form).toString(),
     });
 
+  /** taskWeb redeems a code as raw HTTP does (its secret in the form); `scope` as an app sends it. */
+  const redeemByForm = (code: string, verifier: string, scope: string) => {
+    const web = app('taskWeb');
+    return tokenRequest({
+      client_id: web.clientId,
+      client_secret: web.clientSecret,
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: REDIRECT_URI,
+      scope,
+    });
+  };
+
   /** Entra's error JSON: the code leads the description, the trace lines follow. */
   async function expectEntraError(response: Response, status: number, error: string, code: number) {
     expect(response.status).toBe(status);
@@ -169,6 +183,7 @@ export function useSignInProvider() {
     redeem,
     me,
     tokenRequest,
+    redeemByForm,
     expectEntraError,
   };
 }

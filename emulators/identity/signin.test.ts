@@ -10,7 +10,7 @@ import { GRAPH_SCP, REDIRECT_URI, SCOPES, useSignInProvider, WEB } from './signi
 import { createTokenVerifier } from './verify.ts';
 
 const provider = useSignInProvider();
-const { app, user, msalFor, codeFor, redeem, me, tokenRequest } = provider;
+const { app, user, msalFor, codeFor, redeem, me, tokenRequest, redeemByForm } = provider;
 
 /** Alice signs taskWeb in; its refresh token, and a refresh as the app posts it. */
 async function signInForRefresh() {
@@ -18,14 +18,7 @@ async function signInForRefresh() {
   const web = app('taskWeb');
   const client = { client_id: web.clientId, client_secret: web.clientSecret };
   const scope = 'openid profile offline_access User.Read';
-  const redeemed = await tokenRequest({
-    ...client,
-    grant_type: 'authorization_code',
-    code,
-    code_verifier: verifier,
-    redirect_uri: REDIRECT_URI,
-    scope,
-  });
+  const redeemed = await redeemByForm(code, verifier, scope);
   expect(redeemed.status).toBe(200);
   const refresh = (refreshToken: string) =>
     tokenRequest({ ...client, grant_type: 'refresh_token', refresh_token: refreshToken, scope });
@@ -209,14 +202,7 @@ describe('sign-in with msal-node', () => {
       [[`api://${api}/user_impersonation`, 'User.Read'], api, `api://${api}/user_impersonation`],
     ] as const) {
       const { code, verifier } = await codeFor(msalFor('taskWeb'), [...scopes]);
-      const redeemed = await tokenRequest({
-        ...client,
-        grant_type: 'authorization_code',
-        code,
-        code_verifier: verifier,
-        redirect_uri: REDIRECT_URI,
-        scope: `openid profile offline_access ${scopes[0]}`,
-      });
+      const redeemed = await redeemByForm(code, verifier, `openid profile offline_access ${scopes[0]}`);
       const refreshed = await tokenRequest({
         ...client,
         grant_type: 'refresh_token',

@@ -6,7 +6,7 @@ import { createCertificate } from '../core/certificate.ts';
 import { REDIRECT_URI, useSignInProvider } from './signin-fixture.ts';
 
 const provider = useSignInProvider();
-const { app, msalFor, codeFor, redeem, tokenRequest, expectEntraError } = provider;
+const { app, msalFor, codeFor, redeem, tokenRequest, redeemByForm, expectEntraError } = provider;
 
 describe('token endpoint refusals', () => {
   it('refuses a code redeemed after its 10 minutes with AADSTS70008, not as an unknown one', async () => {
@@ -31,14 +31,7 @@ describe('token endpoint refusals', () => {
     const web = app('taskWeb');
     const client = { client_id: web.clientId, client_secret: web.clientSecret };
     const before = Math.floor(Date.now() / 1000);
-    const redeemed = await tokenRequest({
-      ...client,
-      grant_type: 'authorization_code',
-      code,
-      code_verifier: verifier,
-      redirect_uri: REDIRECT_URI,
-      scope: 'openid offline_access User.Read',
-    });
+    const redeemed = await redeemByForm(code, verifier, 'openid offline_access User.Read');
     const refreshToken = (await redeemed.json()).refresh_token;
     const after = Math.ceil(Date.now() / 1000);
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
@@ -51,9 +44,10 @@ describe('token endpoint refusals', () => {
         scope: 'User.Read',
       });
       const description = await expectEntraError(refused, 400, 'invalid_grant', 700082);
-      const issued = new RegExp(
-        '^AADSTS700082: The refresh token has expired due to inactivity\\. The token was issued on (\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d)\\.\\d{7}Z and was inactive for 90\\.00:00:00\\. Trace ID: ',
-      ).exec(description);
+      const issued =
+        /^AADSTS700082: The refresh token has expired due to inactivity\. The token was issued on (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.\d{7}Z and was inactive for 90\.00:00:00\. Trace ID: /.exec(
+          description,
+        );
       const at = Date.parse(`${issued?.[1]}Z`) / 1000;
       expect(at).toBeGreaterThanOrEqual(before);
       expect(at).toBeLessThanOrEqual(after);
