@@ -66,6 +66,8 @@ export const rateLimited = (seconds: number, headers: Record<string, string> = {
  * as recorded answers of APIM-fronted services show; hh:mm:ss would drop the days), and Retry-After.
  */
 export function quotaExceeded(seconds: number) {
+  // A lifetime quota (renewal-period 0) is never replenished: there is no wait to tell.
+  if (seconds === Infinity) return apimError(403, 'Out of call volume quota.');
   const wait =
     seconds >= 86400
       ? `${Number((seconds / 86400).toFixed(2))} days`

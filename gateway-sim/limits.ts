@@ -47,11 +47,11 @@ export function createLimits(clock: StackClock) {
       times.push(now);
       return { allowed: true, remaining: calls - times.length };
     },
-    /** quota: at most `calls` per period, the period starting at the first call. */
+    /** quota: at most `calls` per period, the period starting at the first call; 0 s: one endless period. */
     quota(counter: string, calls: number, periodSeconds: number): Decision {
       const now = clock.now();
       sweep(now);
-      const period = periodSeconds * 1000;
+      const period = periodSeconds === 0 ? Infinity : periodSeconds * 1000;
       let entry = quotas.get(counter);
       if (!entry || now >= entry.start + period) entry = { start: now, count: 0, period };
       quotas.set(counter, entry);

@@ -380,6 +380,32 @@ describe('gateway: a quota of days', () => {
   });
 });
 
+describe('gateway: a lifetime quota', () => {
+  it('renewal-period="0" never renews, as APIM\'s quota reference says (the period is infinite)', async () => {
+    await withGateway(
+      (dir) => {
+        mkdirSync(join(dir, 'policies', 'products'));
+        writeFileSync(
+          join(dir, 'policies', 'products', 'task-manager.xml'),
+          sections('<quota calls="2" renewal-period="0" />'),
+        );
+      },
+      async (gw) => {
+        const productKey = (await gw.keys('task-manager-product')).primaryKey;
+        const call = () => fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: productKey } });
+        expect((await call()).status).toBe(200);
+        expect((await call()).status).toBe(200);
+        // Ten years on, still used up: no wait to tell, so no Retry-After.
+        gw.context.clock.advance(10 * 365 * 86_400_000);
+        const refused = await call();
+        expect(refused.status).toBe(403);
+        expect(refused.headers.get('retry-after')).toBeNull();
+        expect(await refused.text()).toBe('{ "statusCode": 403, "message": "Out of call volume quota." }');
+      },
+    );
+  });
+});
+
 describe('gateway: backend down or slow', () => {
   it('a kept-alive backend connection closed just as it is reused: a request without a body goes again on a new one', async () => {
     // A backend that closes a connection, unanswered, when a second request arrives on it: what a

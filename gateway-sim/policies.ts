@@ -152,9 +152,13 @@ const positive = (value: string | undefined, what: string, fail: (reason: string
   return n;
 };
 
-/** APIM's rate limits are sliding windows of at most 300 s; a quota's period has no such bound. */
+/**
+ * APIM's rate limits are sliding windows of at most 300 s; a quota's period has no such bound, and 0
+ * makes it infinite (a lifetime quota, as its reference says).
+ */
 const MAX_WINDOW_SECONDS = 300;
 const period = (policy: string, value: string | undefined, fail: (reason: string) => never) => {
+  if (policy === 'quota' && value === '0') return 0;
   const seconds = positive(value, 'renewal-period', fail);
   if (policy !== 'quota' && seconds > MAX_WINDOW_SECONDS)
     fail(`renewal-period must be at most ${MAX_WINDOW_SECONDS} (seconds)`);
