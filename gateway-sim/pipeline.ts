@@ -19,7 +19,7 @@ import { expressionContext, type Model, type Template } from './expressions.ts';
 import { BackendError, callBackend, endToEnd } from './forward.ts';
 import type { JwtValidator } from './jwt.ts';
 import type { Limits } from './limits.ts';
-import type { Section, SetValue, Step } from './policies.ts';
+import { period, positive, type Section, type SetValue, type Step } from './policies.ts';
 import { Query } from './query.ts';
 import type { Pipeline } from './scopes.ts';
 import type { Caller } from './subscriptions.ts';
@@ -178,20 +178,31 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
           : `subscription ${ex.caller?.subscription.name}`;
       // A counter-key value has one counter wherever it is used (APIM); the others count per policy.
       const counter = step.policy === 'rate-limit-by-key' ? subject : `${step.counter}|${subject}`;
+      // An expression's value is checked as a literal is at load; a bad one fails the call (500).
+      const fail = (reason: string): never => {
+        throw new Error(`${step.policy}: ${reason}`);
+      };
+      const evaluate = (value: Template) => value(() => context(ex));
+      const calls =
+        typeof step.calls === 'number' ? step.calls : positive(evaluate(step.calls), 'calls', fail);
+      const periodSeconds =
+        typeof step.periodSeconds === 'number'
+          ? step.periodSeconds
+          : period(step.policy, evaluate(step.periodSeconds), fail);
       const decision =
         step.policy === 'quota'
-          ? deps.limits.quota(counter, step.calls, step.periodSeconds)
-          : deps.limits.slidingWindow(counter, step.calls, step.periodSeconds);
-      if (step.totalHeader) ex.answerHeaders[step.totalHeader.toLowerCase()] = String(step.calls);
+          ? deps.limits.quota(counter, calls, periodSeconds)
+          : deps.limits.slidingWindow(counter, calls, periodSeconds);
+      if (step.totalHeader) ex.answerHeaders[step.totalHeader.toLowerCase()] = String(calls);
       if (decision.allowed) {
         if (step.remainingHeader)
           ex.answerHeaders[step.remainingHeader.toLowerCase()] = String(decision.remaining);
         return note(
-          `${subject}: call ${step.calls - decision.remaining} of ${step.calls} in ${step.periodSeconds} s, passed`,
+          `${subject}: call ${calls - decision.remaining} of ${calls} in ${periodSeconds} s, passed`,
         );
       }
       const wait = decision.retryAfterSeconds;
-      note(`${subject}: over ${step.calls} calls in ${step.periodSeconds} s, refused (retry in ${wait} s)`);
+      note(`${subject}: over ${calls} calls in ${periodSeconds} s, refused (retry in ${wait} s)`);
       if (step.policy === 'quota') throw new Failure(quotaExceeded(wait));
       if (step.remainingHeader) ex.answerHeaders[step.remainingHeader.toLowerCase()] = '0';
       // retry-after-header-name replaces Retry-After rather than adding to it.

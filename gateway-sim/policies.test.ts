@@ -380,6 +380,50 @@ describe('gateway: a quota of days', () => {
   });
 });
 
+describe('gateway: rate-limit-by-key with expressions for calls and renewal-period', () => {
+  it("evaluates them on each call, as APIM's reference allows; a value that is no whole number (or over 300 s) is a 500", async () => {
+    await withGateway(
+      (dir) =>
+        editArtifact(dir, 'policies/apis/task-manager-web-api.xml', (text) =>
+          text.replace(
+            '<rewrite-uri template="/api/tasks" />',
+            `<rewrite-uri template="/api/tasks" />
+    <rate-limit-by-key calls="@(context.Request.Headers.GetValueOrDefault(&quot;x-calls&quot;, &quot;2&quot;))" renewal-period="@(context.Request.Headers.GetValueOrDefault(&quot;x-period&quot;, &quot;60&quot;))" counter-key="@(context.Request.Headers.GetValueOrDefault(&quot;x-client&quot;, &quot;anon&quot;))" />`,
+          ),
+        ),
+      async (gw, backend) => {
+        const key = (await gw.keys('task-manager-all-apis')).primaryKey;
+        const call = (headers: Record<string, string> = {}) =>
+          fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: key, ...headers } });
+        expect((await call()).status).toBe(200);
+        expect((await call()).status).toBe(200);
+        const limited = await call();
+        expect(limited.status).toBe(429);
+        expect(limited.headers.get('retry-after')).toBe('60');
+        // Another client whose calls say 3: its own counter, three calls.
+        const three = { 'x-client': 'b', 'x-calls': '3' };
+        expect([(await call(three)).status, (await call(three)).status, (await call(three)).status]).toEqual([
+          200, 200, 200,
+        ]);
+        expect((await call(three)).status).toBe(429);
+        const bads: Record<string, string>[] = [
+          { 'x-calls': 'many' },
+          { 'x-calls': '0' },
+          { 'x-period': '301' },
+        ];
+        for (const bad of bads) {
+          const failed = await call({ 'x-client': 'c', ...bad });
+          expect(failed.status).toBe(500);
+          expect(await failed.text()).toMatch(
+            /^\{ "statusCode": 500, "message": "Internal server error", "activityId": "[\w-]+" \}$/,
+          );
+        }
+        expect(backend.seen).toHaveLength(5);
+      },
+    );
+  });
+});
+
 describe('gateway: a lifetime quota', () => {
   it('renewal-period="0" never renews, as APIM\'s quota reference says (the period is infinite)', async () => {
     await withGateway(

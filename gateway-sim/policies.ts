@@ -16,6 +16,9 @@ interface At {
   line: number;
 }
 
+/** A number attribute, or (where APIM allows it) an expression whose value each call checks. */
+export type Amount = number | Template;
+
 export type ExistsAction = 'override' | 'skip' | 'append' | 'delete';
 export interface SetValue {
   name: string;
@@ -31,8 +34,8 @@ export type Step = At &
         policy: 'rate-limit' | 'rate-limit-by-key' | 'quota';
         /** Which counter: the scope the policy sits in and its position there. */
         counter: string;
-        calls: number;
-        periodSeconds: number;
+        calls: Amount;
+        periodSeconds: Amount;
         counterKey?: Template;
         remainingHeader?: string;
         totalHeader?: string;
@@ -146,7 +149,7 @@ function noChildren(element: XmlElement, fail: (reason: string) => never, allowe
     if (!allowed.includes(child.name)) fail(`element <${child.name}> is not supported here`);
 }
 
-const positive = (value: string | undefined, what: string, fail: (reason: string) => never) => {
+export const positive = (value: string | undefined, what: string, fail: (reason: string) => never) => {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) fail(`${what} must be a positive whole number`);
   return n;
@@ -157,7 +160,7 @@ const positive = (value: string | undefined, what: string, fail: (reason: string
  * makes it infinite (a lifetime quota, as its reference says).
  */
 const MAX_WINDOW_SECONDS = 300;
-const period = (policy: string, value: string | undefined, fail: (reason: string) => never) => {
+export const period = (policy: string, value: string | undefined, fail: (reason: string) => never) => {
   if (policy === 'quota' && value === '0') return 0;
   const seconds = positive(value, 'renewal-period', fail);
   if (policy !== 'quota' && seconds > MAX_WINDOW_SECONDS)
@@ -223,12 +226,15 @@ function compileStep(element: XmlElement, at: At, counter: string, fail: (reason
         byKey ? ['calls', 'renewal-period', 'counter-key'] : ['calls', 'renewal-period'],
       );
       noChildren(element, fail);
+      // rate-limit-by-key takes expressions for calls and renewal-period; rate-limit and quota do not.
+      const amount = (value: string | undefined, check: (value: string | undefined) => number) =>
+        byKey && value?.trim().startsWith('@') ? compileValue(value) : check(value);
       return {
         ...at,
         policy: element.name,
         counter,
-        calls: positive(a.calls, 'calls', fail),
-        periodSeconds: period(element.name, a['renewal-period'], fail),
+        calls: amount(a.calls, (value) => positive(value, 'calls', fail)),
+        periodSeconds: amount(a['renewal-period'], (value) => period(element.name, value, fail)),
         counterKey: byKey ? compileValue(a['counter-key'] as string) : undefined,
         remainingHeader: a['remaining-calls-header-name'],
         totalHeader: a['total-calls-header-name'],
