@@ -339,3 +339,24 @@ describe('gateway: routing, subscription keys, forwarding', () => {
     expect(gw.logs.join('\n')).not.toContain(allKey);
   });
 });
+
+describe('gateway: percent-encoded paths', () => {
+  it('an escaped unreserved character is that character (RFC 3986 normalization, as APIM on .NET reads the URL): matched and forwarded decoded', async () => {
+    const backend = await startBackend();
+    const gw = await startGateway({ functionApp: backend.url, webApp: backend.url });
+    try {
+      const key = (await gw.keys('task-manager-all-apis')).primaryKey;
+      const response = await fetch(`${gw.url}/%66unctions/%6Danage%74ask`, {
+        method: 'POST',
+        headers: { [KEY]: key, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(response.status).toBe(200);
+      expect(backend.seen.at(-1)?.url).toBe('/api/managetask');
+      expect((await fetch(`${gw.url}/web/api/%74asks`, { headers: { [KEY]: key } })).status).toBe(200);
+    } finally {
+      await gw.stop();
+      await backend.close();
+    }
+  });
+});

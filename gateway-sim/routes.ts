@@ -37,6 +37,16 @@ export interface RoutesOptions extends PipelineDeps {
   log: (line: string) => void;
 }
 
+/**
+ * The path with each escaped unreserved character (RFC 3986 §2.3: letters, digits, `-._~`) decoded: the
+ * same URI by §6.2.2.2, as .NET's Uri (APIM's gateway) reads it. Other escapes (`%2F`, `%20`) stay.
+ */
+const decodeUnreserved = (path: string) =>
+  path.replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
+    const char = String.fromCharCode(Number.parseInt(hex, 16));
+    return /[\w.~-]/.test(char) ? char : escape;
+  });
+
 function matchApi(config: GatewayConfig, path: string): { api: Api; rest: string } | undefined {
   let best: { api: Api; rest: string } | undefined;
   for (const api of config.apis) {
@@ -162,7 +172,8 @@ export function gatewayHandler(options: RoutesOptions) {
     };
 
     const config = options.config();
-    const matchedApi = matchApi(config, url.pathname);
+    const path = decodeUnreserved(url.pathname);
+    const matchedApi = matchApi(config, path);
     const matched =
       matchedApi && matchOperation(matchedApi.api, req.method ?? 'GET', matchedApi.rest, isPreflight(req));
     const headers = endToEnd(req.headers);
@@ -178,7 +189,7 @@ export function gatewayHandler(options: RoutesOptions) {
       params: matched?.params ?? {},
       headers,
       backendBase: matchedApi?.api.serviceUrl ?? '',
-      backendPath: matchedApi?.rest ?? url.pathname,
+      backendPath: matchedApi?.rest ?? path,
       query: Query.ofTarget(req.url ?? ''),
       variables: new Map<string, string>(),
       answerHeaders: {},
