@@ -360,3 +360,49 @@ describe('gateway: percent-encoded paths', () => {
     }
   });
 });
+
+describe('gateway: Expect: 100-continue', () => {
+  it('100 Continue comes only once the body is read (as .NET servers send it): a refusal is answered at once, on a connection then closed', async () => {
+    const { request } = await import('node:https');
+    const backend = await startBackend();
+    const gw = await startGateway({ functionApp: backend.url, webApp: backend.url });
+    const body = JSON.stringify({ Title: 'Upload' });
+    /** The interim and final statuses the client sees; it sends the body only on 100 Continue. */
+    const post = (headers: Record<string, string>) =>
+      new Promise<{ statuses: number[]; connection?: string }>((resolve, reject) => {
+        const statuses: number[] = [];
+        const call = request(`${gw.url}/functions/managetask`, {
+          method: 'POST',
+          agent: false,
+          ca: gw.context.tls.ca,
+          headers: {
+            expect: '100-continue',
+            'content-type': 'application/json',
+            'content-length': String(Buffer.byteLength(body)),
+            ...headers,
+          },
+        });
+        call.on('continue', () => {
+          statuses.push(100);
+          call.end(body);
+        });
+        call.on('response', (response) => {
+          statuses.push(response.statusCode ?? 0);
+          response.resume().on('end', () => resolve({ statuses, connection: response.headers.connection }));
+        });
+        call.on('error', reject);
+        call.flushHeaders();
+      });
+    try {
+      const key = (await gw.keys('task-manager-all-apis')).primaryKey;
+      expect(await post({})).toEqual({ statuses: [401], connection: 'close' });
+      expect(backend.seen).toHaveLength(0);
+      const passed = await post({ [KEY]: key });
+      expect(passed.statuses).toEqual([100, 200]);
+      expect(backend.seen.at(-1)?.body.toString()).toBe(body);
+    } finally {
+      await gw.stop();
+      await backend.close();
+    }
+  });
+});

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { defineEmulator } from '../emulators/core/emulator.ts';
 import { close, createTlsServer, LOOPBACK, listen, probe } from '../emulators/core/http.ts';
 import { type GatewayConfig, loadArtifacts } from './artifacts.ts';
+import { continueOnRead, discardBody } from './continue.ts';
 import { apimError, type GatewayAnswer, invalidUrl } from './errors.ts';
 import { createJwtValidator } from './jwt.ts';
 import { createLimits } from './limits.ts';
@@ -66,12 +67,16 @@ export default defineEmulator({
       } catch {
         // Node's parser passes absolute-form targets that are no URL. Not logged: it may hold a key.
         context.log(`${req.method} (a request target that is not a URL) → 400`);
-        req.resume();
+        discardBody(req, res);
         return reply(res, invalidUrl());
       }
       if (portal && (await portal(req, res, url))) return;
       await handle?.(req, res, url);
     };
+    server.on('checkContinue', (req, res) => {
+      continueOnRead(req, res);
+      server.emit('request', req, res);
+    });
     server.on('request', (req, res) => {
       if (!handle) return res.writeHead(503).end();
       serve(req, res).catch((error: Error) => {

@@ -17,6 +17,7 @@ import {
 } from '@azure/msal-node';
 import type { SharedSecrets } from '../emulators/core/secrets.ts';
 import type { GatewayConfig } from './artifacts.ts';
+import { discardBody } from './continue.ts';
 import { endToEnd } from './forward.ts';
 import { cookieSigner } from './portal-cookies.ts';
 import { indexPage, messagePage, resultPage, signInPage } from './portal-pages.ts';
@@ -256,7 +257,7 @@ export function createPortal(deps: {
   async function checkedForm(req: IncomingMessage, res: ServerResponse) {
     const signedIn = sessionOf(req);
     if (!signedIn) {
-      req.resume();
+      discardBody(req, res);
       page(res, 401, signInPage(SIGN_IN_REQUIRED));
       return undefined;
     }
@@ -281,7 +282,7 @@ export function createPortal(deps: {
     // No session here (expired, or a restarted gateway), but the provider's may still be on: the browser
     // goes there all the same, and the provider asks the user to confirm, so a forged form does no harm.
     if (!sessionOf(req)) {
-      req.resume();
+      discardBody(req, res);
       return redirect(res, logout.href, cookies.set(SESSION_COOKIE, '', 0));
     }
     const checked = await checkedForm(req, res);
@@ -381,12 +382,12 @@ export function createPortal(deps: {
       else if (route === 'POST /try') await tryIt(req, res);
       else if (route === 'POST /signout') await signOut(req, res);
       else {
-        req.resume();
+        discardBody(req, res);
         page(res, 404, messagePage('Not found', 'There is no such page in the developer portal.'));
       }
     } catch (error) {
       if (error instanceof FormError) {
-        req.resume();
+        discardBody(req, res);
         page(res, error.status, messagePage('Form refused', error.message));
       } else {
         log(`portal: ${req.method} ${url.pathname} failed: ${(error as Error).message}`);

@@ -12,6 +12,7 @@ import {
   newRequestId,
   notFound,
 } from './errors.ts';
+import { discardBody } from './continue.ts';
 import { endToEnd } from './forward.ts';
 import {
   type Exchange,
@@ -166,8 +167,7 @@ export function gatewayHandler(options: RoutesOptions) {
     ) => {
       log(trace.line(response.status));
       traces.keep(trace);
-      // A body the gateway will not read (refusals, policy answers) is drained, so the connection stays usable.
-      if (!req.readableEnded) req.resume();
+      discardBody(req, res);
       await send(res, response, { ...more, ...extra });
     };
 
