@@ -57,7 +57,7 @@ export interface GatewayConfig {
   apis: Api[];
   /** The global scope's policy, for an error before any API matched. */
   pipeline: Pipeline;
-  products: { name: string; displayName: string; apis: string[] }[];
+  products: { name: string; displayName: string; subscriptionRequired: boolean; apis: string[] }[];
   subscriptions: SubscriptionDefinition[];
   /** Authorization servers with named values resolved (clientSecret included: never log this). */
   authorizationServers: Record<string, Record<string, unknown>>;
@@ -77,6 +77,7 @@ export function loadArtifacts(dir: string, namedValues: Record<string, string>):
   const products = readJson(productsFile, schemas.productsFile).products.map((product) => ({
     name: product.name,
     displayName: product.properties.displayName,
+    subscriptionRequired: product.properties.subscriptionRequired,
     apis: product.apis,
     layer: scopes.layer(join(policyDir, 'products', `${product.name}.xml`), `product:${product.name}`),
   }));
@@ -163,6 +164,16 @@ export function loadArtifacts(dir: string, namedValues: Record<string, string>):
           undefined,
           `product ${product.name} names unknown API ${name}`,
         );
+  for (const api of apis) {
+    const open = products.filter((p) => !p.subscriptionRequired && p.apis.includes(api.name));
+    if (open.length > 1)
+      throw new ArtifactError(
+        show(productsFile),
+        undefined,
+        undefined,
+        `API ${api.name} is in more than one open product (${open.map((p) => p.name).join(', ')}); APIM allows at most one`,
+      );
+  }
 
   // Anything left under policies/ belongs to no API, operation or product: refused, not ignored.
   const stray = scopes.strays()[0];

@@ -424,6 +424,37 @@ describe('gateway: rate-limit-by-key with expressions for calls and renewal-peri
   });
 });
 
+describe('gateway: an open product (subscriptionRequired false)', () => {
+  it("calls without a key, or with one that opens nothing, run in the open product's context, as APIM documents; a valid key keeps its own", async () => {
+    await withGateway(
+      (dir) => {
+        editArtifact(dir, 'products.json', (text) =>
+          text.replace('"subscriptionRequired": true', '"subscriptionRequired": false'),
+        );
+        mkdirSync(join(dir, 'policies', 'products'));
+        writeFileSync(
+          join(dir, 'policies', 'products', 'task-manager.xml'),
+          sections('<set-header name="x-product" exists-action="override"><value>open product</value></set-header>'),
+        );
+      },
+      async (gw, backend) => {
+        const call = async (headers: Record<string, string>) => {
+          const response = await fetch(`${gw.url}/web/api/tasks`, { headers });
+          return { status: response.status, product: backend.seen.at(-1)?.headers['x-product'] };
+        };
+        const product = (await gw.keys('task-manager-product')).primaryKey;
+        const all = (await gw.keys('task-manager-all-apis')).primaryKey;
+        expect(await call({})).toEqual({ status: 200, product: 'open product' });
+        // A key that opens nothing is ignored where an open product takes the call (APIM's rule 2).
+        expect(await call({ [KEY]: 'not-a-key' })).toEqual({ status: 200, product: 'open product' });
+        expect(await call({ [KEY]: product })).toEqual({ status: 200, product: 'open product' });
+        // An All-APIs key runs in the API's context: no product policy.
+        expect(await call({ [KEY]: all })).toEqual({ status: 200, product: undefined });
+      },
+    );
+  });
+});
+
 describe('gateway: a lifetime quota', () => {
   it('renewal-period="0" never renews, as APIM\'s quota reference says (the period is infinite)', async () => {
     await withGateway(

@@ -101,6 +101,18 @@ describe('gateway: anything malformed or unsupported refuses the start, naming f
     );
   });
 
+  it("an API in two open products (APIM's subscriptions article: at most one open product per API)", () =>
+    refused(
+      (dir) =>
+        editArtifact(dir, 'products.json', (text) => {
+          const file = JSON.parse(text);
+          const open = { ...file.products[0], properties: { ...file.products[0].properties, subscriptionRequired: false } };
+          file.products = [open, { ...open, name: 'also-open' }];
+          return JSON.stringify(file);
+        }),
+      'system/gateway/products.json: API task-manager-functions-api is in more than one open product (task-manager, also-open); APIM allows at most one',
+    ));
+
   it("rate-limit or quota twice in one policy definition (APIM's policy reference: used only once per policy definition)", async () => {
     await refused(
       (dir) =>

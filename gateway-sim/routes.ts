@@ -213,15 +213,19 @@ export function gatewayHandler(options: RoutesOptions) {
     // The query parameter counts only without the header (APIM's "Use a subscription key").
     const fromHeader = req.headers[api.keyHeader.toLowerCase()];
     const key = typeof fromHeader === 'string' ? fromHeader : url.searchParams.get(api.keyQuery);
+    // An open product (subscriptionRequired false) takes the API's calls without a valid key, in its own
+    // context; APIM allows an API at most one.
+    const openProduct = config.products.find((p) => !p.subscriptionRequired && p.apis.includes(api.name));
     // A key that is sent is checked even where none is required, as APIM does.
-    if (!preflight && (api.subscriptionRequired || key)) {
+    if (!preflight && (key || (api.subscriptionRequired && !openProduct))) {
       const checked = checkKey(api, key, trace);
+      if (checked.refusal && openProduct) trace.add('subscription', `ignored: open product ${openProduct.name}`);
       // No product scope: the caller has no valid subscription.
-      if (checked.refusal) return fail(checked.refusal, operation.pipelines.get('') as Pipeline);
+      else if (checked.refusal) return fail(checked.refusal, operation.pipelines.get('') as Pipeline);
       exchange.caller = checked.caller;
     }
-    const pipeline = (operation.pipelines.get(exchange.caller?.subscription.product ?? '') ??
-      operation.pipelines.get('')) as Pipeline;
+    const product = exchange.caller ? exchange.caller.subscription.product : openProduct?.name;
+    const pipeline = (operation.pipelines.get(product ?? '') ?? operation.pipelines.get('')) as Pipeline;
     if (!preflight) return finish(await runPipeline(exchange, pipeline, options), exchange.answerHeaders);
     // Only a cors policy answers a preflight; without one the operation does not exist for OPTIONS.
     const cors = pipeline.inbound.find((step) => step.policy === 'cors');

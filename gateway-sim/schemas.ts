@@ -42,7 +42,15 @@ export const namedValuesFile = z.object({
 
 export const productsFile = z.object({
   products: z.array(
-    z.object({ name, properties: z.object({ displayName: z.string().min(1) }), apis: z.array(name) }),
+    z.object({
+      name,
+      properties: z.object({
+        displayName: z.string().min(1),
+        // false: an open product, whose APIs take calls without a key (APIM's default is true).
+        subscriptionRequired: z.boolean().default(true),
+      }),
+      apis: z.array(name),
+    }),
   ),
 });
 
