@@ -434,7 +434,9 @@ describe('gateway: an open product (subscriptionRequired false)', () => {
         mkdirSync(join(dir, 'policies', 'products'));
         writeFileSync(
           join(dir, 'policies', 'products', 'task-manager.xml'),
-          sections('<set-header name="x-product" exists-action="override"><value>open product</value></set-header>'),
+          sections(
+            '<set-header name="x-product" exists-action="override"><value>open product</value></set-header>',
+          ),
         );
       },
       async (gw, backend) => {

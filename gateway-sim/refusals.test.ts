@@ -106,7 +106,10 @@ describe('gateway: anything malformed or unsupported refuses the start, naming f
       (dir) =>
         editArtifact(dir, 'products.json', (text) => {
           const file = JSON.parse(text);
-          const open = { ...file.products[0], properties: { ...file.products[0].properties, subscriptionRequired: false } };
+          const open = {
+            ...file.products[0],
+            properties: { ...file.products[0].properties, subscriptionRequired: false },
+          };
           file.products = [open, { ...open, name: 'also-open' }];
           return JSON.stringify(file);
         }),

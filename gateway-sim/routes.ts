@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Api, GatewayConfig, Operation } from './artifacts.ts';
+import { discardBody } from './continue.ts';
 import {
   type GatewayAnswer,
   INVALID_KEY,
@@ -12,7 +13,6 @@ import {
   newRequestId,
   notFound,
 } from './errors.ts';
-import { discardBody } from './continue.ts';
 import { endToEnd } from './forward.ts';
 import {
   type Exchange,
@@ -43,9 +43,9 @@ export interface RoutesOptions extends PipelineDeps {
  * same URI by §6.2.2.2, as .NET's Uri (APIM's gateway) reads it. Other escapes (`%2F`, `%20`) stay.
  */
 const decodeUnreserved = (path: string) =>
-  path.replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
+  path.replace(/%([0-9A-Fa-f]{2})/g, (encoded, hex: string) => {
     const char = String.fromCharCode(Number.parseInt(hex, 16));
-    return /[\w.~-]/.test(char) ? char : escape;
+    return /[\w.~-]/.test(char) ? char : encoded;
   });
 
 function matchApi(config: GatewayConfig, path: string): { api: Api; rest: string } | undefined {
@@ -219,7 +219,8 @@ export function gatewayHandler(options: RoutesOptions) {
     // A key that is sent is checked even where none is required, as APIM does.
     if (!preflight && (key || (api.subscriptionRequired && !openProduct))) {
       const checked = checkKey(api, key, trace);
-      if (checked.refusal && openProduct) trace.add('subscription', `ignored: open product ${openProduct.name}`);
+      if (checked.refusal && openProduct)
+        trace.add('subscription', `ignored: open product ${openProduct.name}`);
       // No product scope: the caller has no valid subscription.
       else if (checked.refusal) return fail(checked.refusal, operation.pipelines.get('') as Pipeline);
       exchange.caller = checked.caller;
