@@ -97,6 +97,35 @@ async function withGateway(
   }
 }
 
+/** Artifacts with `policies` after the web API's rewrite-uri. */
+const afterRewrite = (policies: string) => (dir: string) =>
+  editArtifact(dir, 'policies/apis/task-manager-web-api.xml', (text) =>
+    text.replace(
+      '<rewrite-uri template="/api/tasks" />',
+      `<rewrite-uri template="/api/tasks" />\n    ${policies}`,
+    ),
+  );
+
+/** The product scope's policy file (the shipped artifacts have none), with `inbound` after <base />. */
+function productPolicy(dir: string, inbound: string) {
+  mkdirSync(join(dir, 'policies', 'products'));
+  writeFileSync(join(dir, 'policies', 'products', 'task-manager.xml'), sections(inbound));
+}
+
+/** A gateway whose product scope has `inbound`, and a GET of the web API's tasks with the product's key. */
+async function withProductPolicy(
+  inbound: string,
+  use: (gw: TestGateway, get: () => Promise<Response>) => Promise<void>,
+) {
+  await withGateway(
+    (dir) => productPolicy(dir, inbound),
+    async (gw) => {
+      const productKey = (await gw.keys('task-manager-product')).primaryKey;
+      await use(gw, () => fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: productKey } }));
+    },
+  );
+}
+
 describe('gateway: the policy interpreter', () => {
   let functions: Awaited<ReturnType<typeof startBackend>>;
   let web: Awaited<ReturnType<typeof startBackend>>;
@@ -302,15 +331,8 @@ describe('gateway: the policy interpreter', () => {
 describe('gateway: cors before other policies', () => {
   it('a preflight is answered by the cors policy alone, as APIM evaluates only cors on it: policies before it apply to the approved calls only', async () => {
     await withGateway(
-      (dir) =>
-        editArtifact(dir, 'policies/apis/task-manager-web-api.xml', (text) =>
-          text.replace(
-            '<rewrite-uri template="/api/tasks" />',
-            `<rewrite-uri template="/api/tasks" />
-    <rate-limit-by-key calls="2" renewal-period="60" counter-key="web" />
-    <cors terminate-unmatched-request="false"><allowed-origins><origin>https://app.example</origin></allowed-origins></cors>`,
-          ),
-        ),
+      afterRewrite(`<rate-limit-by-key calls="2" renewal-period="60" counter-key="web" />
+    <cors terminate-unmatched-request="false"><allowed-origins><origin>https://app.example</origin></allowed-origins></cors>`),
       async (gw, backend) => {
         const origin = 'https://app.example';
         for (let i = 0; i < 2; i++) {
@@ -338,59 +360,44 @@ describe('gateway: cors before other policies', () => {
 
 describe('gateway: a quota of days', () => {
   it('tells the wait in days once it is a day or more, as APIM does (Quota will be replenished in 2.12 days.)', async () => {
-    await withGateway(
-      (dir) => {
-        mkdirSync(join(dir, 'policies', 'products'));
-        writeFileSync(
-          join(dir, 'policies', 'products', 'task-manager.xml'),
-          sections('<quota calls="1" renewal-period="604800" />'),
-        );
-      },
-      async (gw) => {
-        const productKey = (await gw.keys('task-manager-product')).primaryKey;
-        const call = async () => {
-          const response = await fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: productKey } });
-          return {
-            status: response.status,
-            retryAfter: response.headers.get('retry-after'),
-            body: await response.text(),
-          };
+    await withProductPolicy('<quota calls="1" renewal-period="604800" />', async (gw, get) => {
+      const call = async () => {
+        const response = await get();
+        return {
+          status: response.status,
+          retryAfter: response.headers.get('retry-after'),
+          body: await response.text(),
         };
-        const message = (wait: string) =>
-          `{ "statusCode": 403, "message": "Out of call volume quota. Quota will be replenished in ${wait}." }`;
-        expect((await call()).status).toBe(200);
-        // The stack clock is real time plus an offset: a few real milliseconds pass between calls, so the
-        // seconds left are checked within a band, and the days chosen away from a rounding boundary.
-        const refusedWith = async (advanceSeconds: number, leftSeconds: number) => {
-          gw.context.clock.advance(advanceSeconds * 1000);
-          const refused = await call();
-          expect(refused.status).toBe(403);
-          expect(Number(refused.retryAfter)).toBeGreaterThan(leftSeconds - 5);
-          expect(Number(refused.retryAfter)).toBeLessThanOrEqual(leftSeconds);
-          return refused.body;
-        };
-        // A week's period: 4 days 2:59:24 left, then 3 days 4:48:00, then 12:30:00.
-        expect(await refusedWith(248_436, 356_364)).toBe(message('4.12 days'));
-        expect(await refusedWith(79_884, 276_480)).toBe(message('3.2 days'));
-        expect(await refusedWith(231_480, 45_000)).toMatch(
-          /^\{ "statusCode": 403, "message": "Out of call volume quota\. Quota will be replenished in 12:(30:00|29:5\d)\." \}$/,
-        );
-      },
-    );
+      };
+      const message = (wait: string) =>
+        `{ "statusCode": 403, "message": "Out of call volume quota. Quota will be replenished in ${wait}." }`;
+      expect((await call()).status).toBe(200);
+      // The stack clock is real time plus an offset: a few real milliseconds pass between calls, so the
+      // seconds left are checked within a band, and the days chosen away from a rounding boundary.
+      const refusedWith = async (advanceSeconds: number, leftSeconds: number) => {
+        gw.context.clock.advance(advanceSeconds * 1000);
+        const refused = await call();
+        expect(refused.status).toBe(403);
+        expect(Number(refused.retryAfter)).toBeGreaterThan(leftSeconds - 5);
+        expect(Number(refused.retryAfter)).toBeLessThanOrEqual(leftSeconds);
+        return refused.body;
+      };
+      // A week's period: 4 days 2:59:24 left, then 3 days 4:48:00, then 12:30:00.
+      expect(await refusedWith(248_436, 356_364)).toBe(message('4.12 days'));
+      expect(await refusedWith(79_884, 276_480)).toBe(message('3.2 days'));
+      expect(await refusedWith(231_480, 45_000)).toMatch(
+        /^\{ "statusCode": 403, "message": "Out of call volume quota\. Quota will be replenished in 12:(30:00|29:5\d)\." \}$/,
+      );
+    });
   });
 });
 
 describe('gateway: rate-limit-by-key with expressions for calls and renewal-period', () => {
   it("evaluates them on each call, as APIM's reference allows; a value that is no whole number (or over 300 s) is a 500", async () => {
     await withGateway(
-      (dir) =>
-        editArtifact(dir, 'policies/apis/task-manager-web-api.xml', (text) =>
-          text.replace(
-            '<rewrite-uri template="/api/tasks" />',
-            `<rewrite-uri template="/api/tasks" />
-    <rate-limit-by-key calls="@(context.Request.Headers.GetValueOrDefault(&quot;x-calls&quot;, &quot;2&quot;))" renewal-period="@(context.Request.Headers.GetValueOrDefault(&quot;x-period&quot;, &quot;60&quot;))" counter-key="@(context.Request.Headers.GetValueOrDefault(&quot;x-client&quot;, &quot;anon&quot;))" />`,
-          ),
-        ),
+      afterRewrite(
+        `<rate-limit-by-key calls="@(context.Request.Headers.GetValueOrDefault(&quot;x-calls&quot;, &quot;2&quot;))" renewal-period="@(context.Request.Headers.GetValueOrDefault(&quot;x-period&quot;, &quot;60&quot;))" counter-key="@(context.Request.Headers.GetValueOrDefault(&quot;x-client&quot;, &quot;anon&quot;))" />`,
+      ),
       async (gw, backend) => {
         const key = (await gw.keys('task-manager-all-apis')).primaryKey;
         const call = (headers: Record<string, string> = {}) =>
@@ -431,12 +438,9 @@ describe('gateway: an open product (subscriptionRequired false)', () => {
         editArtifact(dir, 'products.json', (text) =>
           text.replace('"subscriptionRequired": true', '"subscriptionRequired": false'),
         );
-        mkdirSync(join(dir, 'policies', 'products'));
-        writeFileSync(
-          join(dir, 'policies', 'products', 'task-manager.xml'),
-          sections(
-            '<set-header name="x-product" exists-action="override"><value>open product</value></set-header>',
-          ),
+        productPolicy(
+          dir,
+          '<set-header name="x-product" exists-action="override"><value>open product</value></set-header>',
         );
       },
       async (gw, backend) => {
@@ -459,27 +463,16 @@ describe('gateway: an open product (subscriptionRequired false)', () => {
 
 describe('gateway: a lifetime quota', () => {
   it('renewal-period="0" never renews, as APIM\'s quota reference says (the period is infinite)', async () => {
-    await withGateway(
-      (dir) => {
-        mkdirSync(join(dir, 'policies', 'products'));
-        writeFileSync(
-          join(dir, 'policies', 'products', 'task-manager.xml'),
-          sections('<quota calls="2" renewal-period="0" />'),
-        );
-      },
-      async (gw) => {
-        const productKey = (await gw.keys('task-manager-product')).primaryKey;
-        const call = () => fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: productKey } });
-        expect((await call()).status).toBe(200);
-        expect((await call()).status).toBe(200);
-        // Ten years on, still used up: no wait to tell, so no Retry-After.
-        gw.context.clock.advance(10 * 365 * 86_400_000);
-        const refused = await call();
-        expect(refused.status).toBe(403);
-        expect(refused.headers.get('retry-after')).toBeNull();
-        expect(await refused.text()).toBe('{ "statusCode": 403, "message": "Out of call volume quota." }');
-      },
-    );
+    await withProductPolicy('<quota calls="2" renewal-period="0" />', async (gw, call) => {
+      expect((await call()).status).toBe(200);
+      expect((await call()).status).toBe(200);
+      // Ten years on, still used up: no wait to tell, so no Retry-After.
+      gw.context.clock.advance(10 * 365 * 86_400_000);
+      const refused = await call();
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get('retry-after')).toBeNull();
+      expect(await refused.text()).toBe('{ "statusCode": 403, "message": "Out of call volume quota." }');
+    });
   });
 });
 
