@@ -62,16 +62,15 @@ export const rateLimited = (seconds: number, headers: Record<string, string> = {
   apimError(429, `Rate limit is exceeded. Try again in ${seconds} seconds.`, headers);
 
 /**
- * quota used up: APIM's 403 with the wait as hh:mm:ss, or in days once it is a day or more (`2.12 days`,
- * as recorded answers of APIM-fronted services show; hh:mm:ss would drop the days), and Retry-After.
+ * quota used up: APIM's 403 with the wait as .NET's TimeSpan prints it, `[d.]hh:mm:ss` (APIM's error
+ * reference: `xx:xx:xx`; answers of APIM itself with days: `5.03:23:11`, azure-docs#16282), and Retry-After.
  */
 export function quotaExceeded(seconds: number) {
   // A lifetime quota (renewal-period 0) is never replenished: there is no wait to tell.
   if (seconds === Infinity) return apimError(403, 'Out of call volume quota.');
-  const wait =
-    seconds >= 86400
-      ? `${Number((seconds / 86400).toFixed(2))} days`
-      : new Date(seconds * 1000).toISOString().slice(11, 19);
+  const days = Math.floor(seconds / 86400);
+  const time = new Date((seconds % 86400) * 1000).toISOString().slice(11, 19);
+  const wait = days ? `${days}.${time}` : time;
   return apimError(403, `Out of call volume quota. Quota will be replenished in ${wait}.`, {
     'retry-after': String(seconds),
   });
