@@ -79,8 +79,9 @@ export const forbiddenByPolicy = (caller: string, permission: string, vault: str
     'ForbiddenByPolicy',
   );
 
+/** Key Vault's words, as recorded for `PUT /secrets/` (the SDK's `setSecret('')`). */
 export const methodNotAllowed = (method: string) =>
-  new KvError(405, 'MethodNotAllowed', `The requested resource does not support http method '${method}'.`);
+  new KvError(405, 'MethodNotAllowed', `HTTP ${method} not allowed`);
 
 export const unsupportedMediaType = (type: string) =>
   new KvError(

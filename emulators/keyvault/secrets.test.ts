@@ -91,6 +91,20 @@ describe('Key Vault through SecretClient', () => {
     });
   });
 
+  it('refuses an empty name and a bad one in Key Vault’s words', async () => {
+    // Recorded answer of the SDK's own tests (cannot create a secret with an empty name).
+    expect(await failure(stack.client.setSecret('', 'v'))).toEqual({
+      statusCode: 405,
+      code: 'MethodNotAllowed',
+      message: 'HTTP PUT not allowed',
+    });
+    expect(await failure(stack.client.setSecret('my_secret', 'v'))).toEqual({
+      statusCode: 400,
+      code: 'BadParameter',
+      message: 'The request URI contains an invalid name: my_secret',
+    });
+  });
+
   it('lists no versions, rather than 404, for a secret that does not exist (as Key Vault answers)', async () => {
     const pages = [];
     for await (const page of stack.client.listPropertiesOfSecretVersions('NeverSet').byPage())
