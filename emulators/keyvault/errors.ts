@@ -59,6 +59,14 @@ export const secretDisabled = () =>
 
 export const badParameter = (message: string) => new KvError(400, 'BadParameter', message);
 
+export const secretTooLarge = (limit: number) =>
+  new KvError(
+    400,
+    'BadParameter',
+    `Secret is beyond the maximum permitted length of ${limit} characters.`,
+    'SecretTooLarge',
+  );
+
 export const invalidName = (name: string) =>
   badParameter(`The request URI contains an invalid name: ${name}`);
 

@@ -91,7 +91,7 @@ describe('Key Vault through SecretClient', () => {
     });
   });
 
-  it('refuses an empty name and a bad one in Key Vault’s words', async () => {
+  it('refuses an empty name, a bad one and a value over 25,600 characters in Key Vault’s words', async () => {
     // Recorded answer of the SDK's own tests (cannot create a secret with an empty name).
     expect(await failure(stack.client.setSecret('', 'v'))).toEqual({
       statusCode: 405,
@@ -103,6 +103,13 @@ describe('Key Vault through SecretClient', () => {
       code: 'BadParameter',
       message: 'The request URI contains an invalid name: my_secret',
     });
+    // The service's words, as az users (Azure/azure-cli#5639) and others quote them.
+    expect(await failure(stack.client.setSecret('Big', 'x'.repeat(25_601)))).toEqual({
+      statusCode: 400,
+      code: 'BadParameter',
+      message: 'Secret is beyond the maximum permitted length of 25600 characters.',
+    });
+    expect((await stack.client.setSecret('Big', 'x'.repeat(25_600))).value).toHaveLength(25_600);
   });
 
   it('lists no versions, rather than 404, for a secret that does not exist (as Key Vault answers)', async () => {

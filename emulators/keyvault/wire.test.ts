@@ -74,7 +74,7 @@ describe('Key Vault on the wire', () => {
     });
     expect(await put(JSON.stringify({ value: 'x'.repeat(25 * 1024 + 1) }))).toMatchObject({
       status: 400,
-      body: bad('maximum size'),
+      body: { error: { code: 'BadParameter', innererror: { code: 'SecretTooLarge' } } },
     });
     expect(await put(JSON.stringify({ value: 'x'.repeat(300 * 1024) }))).toMatchObject({ status: 413 });
     expect(await stack.raw('secrets/my_secret?api-version=7.4')).toMatchObject({
