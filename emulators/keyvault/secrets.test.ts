@@ -78,6 +78,18 @@ describe('Key Vault through SecretClient', () => {
     });
   });
 
+  it('serves an expired or not yet valid secret, as Key Vault does (its dates are advice, not enforced)', async () => {
+    const day = 86_400_000;
+    const now = stack.context.clock.now();
+    const expiresOn = new Date(Math.floor((now - day) / 1000) * 1000);
+    const notBefore = new Date(Math.floor((now + day) / 1000) * 1000);
+    await stack.client.setSecret('Dated', 'still here', { expiresOn, notBefore, contentType: 'text/plain' });
+    expect(await stack.client.getSecret('Dated')).toMatchObject({
+      value: 'still here',
+      properties: { expiresOn, notBefore, contentType: 'text/plain', enabled: true },
+    });
+  });
+
   it('answers 404 SecretNotFound with Key Vault’s message', async () => {
     expect(await failure(stack.client.getSecret('Missing'))).toEqual({
       statusCode: 404,
