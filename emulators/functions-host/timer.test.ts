@@ -53,6 +53,24 @@ describe('timer trigger (0 */5 * * * *)', () => {
     expect(next - Date.parse(status.LastUpdated)).toBeLessThanOrEqual(FIVE_MINUTES);
   });
 
+  it("logs the extension's start line: the next 5 occurrences, the schedule as NCrontab writes it", async () => {
+    const status = await waitFor('the status blob', () => readStatus().catch(() => undefined));
+    const line = await waitFor('the start line', () =>
+      readLog(logFile).find((e) => e.message.includes("of the 'Functions.tick' schedule")),
+    );
+    const minutes = Array.from({ length: 12 }, (_, i) => i * 5).join(',');
+    const [head, ...times] = line.message.split('\n');
+    expect(head).toBe(
+      `The next 5 occurrences of the 'Functions.tick' schedule (Cron: '0 ${minutes} * * * *') will be:`,
+    );
+    // Each line ends with a newline, as StringBuilder.AppendLine ends it.
+    expect(times.pop()).toBe('');
+    const utc = (ms: number) =>
+      new Date(ms).toISOString().replace(/^(\d{4})-(\d\d)-(\d\d)T(\d\d:\d\d:\d\d).*$/, '$2/$3/$1 $4Z');
+    const next = Date.parse(status.Next);
+    expect(times).toEqual([0, 1, 2, 3, 4].map((i) => utc(next + i * FIVE_MINUTES)));
+  });
+
   it('hands a first runOnStartup run the status it recorded: never run, next at its schedule', async () => {
     const startups = () => readLog(logFile).filter((e) => e.message.startsWith('startup '));
     const run = await waitFor('the startup run', () => startups()[0]);

@@ -1,7 +1,8 @@
 /** NCRONTAB as the timer extension's NCrontab reads it, where cron-parser alone reads it otherwise. */
 import { describe, expect, it } from 'vitest';
-import { ncrontab } from './ncrontab.ts';
+import { expanded, ncrontab } from './ncrontab.ts';
 import { timerTrigger, usesMonitor } from './timer.ts';
+import { nextOccurrences } from './timer-log.ts';
 
 const occurrences = (expression: string, from: string, count: number, zone = 'UTC') => {
   const next = ncrontab(expression, zone);
@@ -58,6 +59,32 @@ describe('NCRONTAB schedules', () => {
     ]) {
       expect(ncrontab(expression, 'UTC'), expression).toBeUndefined();
     }
+  });
+
+  it('writes a schedule expanded as CrontabSchedule.ToString() does: runs, *, numbers for names', () => {
+    expect(expanded('0 */15 * * * *')).toBe('0 0,15,30,45 * * * *');
+    expect(expanded('0 30 9 * Jan,Feb,Mar Mon-Fri')).toBe('0 30 9 * 1-3 1-5');
+    expect(expanded('0 0 12 * * 5,6,0')).toBe('0 0 12 * * 0,5-6');
+    expect(expanded('0 0 0 * * 0-6')).toBe('0 0 0 * * *');
+    expect(expanded('*/30 9 * * 1')).toBe('0,30 9 * * 1');
+  });
+
+  it("lists the next 5 occurrences on the zone's wall clock, then in UTC, as the extension logs them", () => {
+    const schedule = Object.assign(ncrontab('0 0 9 * * *', 'America/New_York') as (at: number) => number, {
+      text: "Cron: '0 0 9 * * *'",
+    });
+    const lines = nextOccurrences(
+      'Functions.x',
+      schedule,
+      Date.parse('2027-03-12T00:00:00Z'),
+      'America/New_York',
+    );
+    expect(lines.split('\n').slice(0, 4)).toEqual([
+      "The next 5 occurrences of the 'Functions.x' schedule (Cron: '0 0 9 * * *') will be:",
+      '03/12/2027 09:00:00-05:00 (03/12/2027 14:00:00Z)',
+      '03/13/2027 09:00:00-05:00 (03/13/2027 14:00:00Z)',
+      '03/14/2027 09:00:00-04:00 (03/14/2027 13:00:00Z)',
+    ]);
   });
 
   it('counts in the time zone it is given', () => {

@@ -61,6 +61,47 @@ function parseFields(expression: string): string[] | undefined {
   return checked.some((field) => field === undefined) ? undefined : (checked as string[]);
 }
 
+/** The values of each of the six fields, as cron-parser expands them (days of week 0-6). */
+function fieldValues(fields: string[]): number[][] {
+  const { second, minute, hour, dayOfMonth, month, dayOfWeek } = CronExpressionParser.parse(
+    fields.join(' '),
+  ).fields;
+  const week = [...new Set(dayOfWeek.values.map((day) => Number(day) % 7))].sort((a, b) => a - b);
+  return [second, minute, hour, dayOfMonth, month].map((field) => field.values.map(Number)).concat([week]);
+}
+
+/** Each field's lowest and highest value, seconds first. */
+const BOUNDS = [
+  [0, 59],
+  [0, 59],
+  [0, 23],
+  [1, 31],
+  [1, 12],
+  [0, 6],
+] as const;
+
+/**
+ * The schedule as NCrontab's CrontabSchedule.ToString() writes it, expanded: runs of values as `a-b`,
+ * a field with every value as `*`, numbers for names; no seconds field for five fields. The extension
+ * names a schedule so in its log (`Cron: '0 0,5,10,…,55 * * * *'`).
+ */
+export function expanded(expression: string): string | undefined {
+  const fields = parseFields(expression);
+  if (!fields) return undefined;
+  const text = fieldValues(fields).map((values, index) => {
+    const [min, max] = BOUNDS[index] ?? [0, 0];
+    const runs: string[] = [];
+    for (let at = 0; at < values.length; ) {
+      let end = at;
+      while (values[end + 1] === (values[end] ?? 0) + 1) end++;
+      runs.push(end === at ? `${values[at]}` : `${values[at]}-${values[end]}`);
+      at = end + 1;
+    }
+    return runs.length === 1 && values[0] === min && values.at(-1) === max ? '*' : runs.join(',');
+  });
+  return (expression.trim().split(/\s+/).length === 5 ? text.slice(1) : text).join(' ');
+}
+
 /**
  * True for a schedule that fires more than once a minute (every field but the seconds takes every
  * value, the seconds more than one), for which TimerSchedule.Create turns the schedule monitor off.
@@ -68,21 +109,12 @@ function parseFields(expression: string): string[] | undefined {
 export function subMinute(expression: string): boolean {
   const fields = parseFields(expression);
   if (!fields || expression.trim().split(/\s+/).length !== 6) return false;
-  const { second, minute, hour, dayOfMonth, month, dayOfWeek } = CronExpressionParser.parse(
-    fields.join(' '),
-  ).fields;
-  const every = (values: readonly unknown[], count: number) => new Set(values).size >= count;
-  return (
-    second.values.length > 1 &&
-    every(minute.values, 60) &&
-    every(hour.values, 24) &&
-    every(dayOfMonth.values, 31) &&
-    every(month.values, 12) &&
-    every(
-      dayOfWeek.values.map((day) => Number(day) % 7),
-      7,
-    )
-  );
+  const [second = [], ...others] = fieldValues(fields);
+  const every = (values: number[], index: number) => {
+    const [min, max] = BOUNDS[index + 1] ?? [0, 0];
+    return new Set(values).size === max - min + 1;
+  };
+  return second.length > 1 && others.every(every);
 }
 
 /** The next occurrence strictly after `after` (ms), or undefined when `expression` is no NCRONTAB. */

@@ -16,17 +16,15 @@ import type { RegisteredFunction } from '../core-api.ts';
 import { type Host, IndexingError, type Listener, type TriggerBinding, type TriggerKind } from '../host.ts';
 import type { TriggerInput } from '../invoke.ts';
 import { Outage, Pauses } from '../listeners.ts';
-import { invokeWithRetries } from '../retry.ts';
-import { ncrontab, subMinute } from './ncrontab.ts';
+import { invokeWithRetries, timeSpan } from '../retry.ts';
+import { expanded, ncrontab, subMinute } from './ncrontab.ts';
+import { nextOccurrences, type Schedule } from './timer-log.ts';
 
 interface ScheduleStatus {
   Last: string;
   Next: string;
   LastUpdated: string;
 }
-
-/** Returns the first occurrence strictly after `after` (ms). */
-type Schedule = (after: number) => number;
 
 /** The extension's own words for a schedule it cannot read (TimerSchedule.Create), at indexing. */
 const unrecognized = (expression: string) =>
@@ -40,7 +38,7 @@ function parseSchedule(expression: string, timeZone: string | undefined): Schedu
   if (interval !== undefined) {
     // The runtime takes a zero TimeSpan and fires without pause; this host refuses it.
     if (interval <= 0) throw new IndexingError(`timer schedule '${expression}' must be a positive interval`);
-    return (after) => after + interval;
+    return Object.assign((after: number) => after + interval, { text: `Constant: ${timeSpan(interval)}` });
   }
   const zone = timeZone ?? 'UTC';
   try {
@@ -50,7 +48,7 @@ function parseSchedule(expression: string, timeZone: string | undefined): Schedu
   }
   const schedule = ncrontab(expression, zone);
   if (!schedule) throw unrecognized(expression);
-  return schedule;
+  return Object.assign(schedule, { text: `Cron: '${expanded(expression)}'` });
 }
 
 const expressionOf = (settings: Settings, trigger: TriggerBinding) =>
@@ -212,10 +210,12 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     if (start.changed) await save(status);
     pastDue = now > Date.parse(status.Next);
   }
+  host.logs.host(
+    'information',
+    nextOccurrences(`Functions.${fn.name}`, schedule, now, host.settings.WEBSITE_TIME_ZONE),
+  );
   if (pastDue) void fire(false, true);
   else if (trigger.runOnStartup === true) void fire(false, false);
-  if (monitor)
-    host.logs.host('information', `The next occurrence of 'Functions.${fn.name}' is ${iso(schedule(now))}`);
   arm();
 
   return {
