@@ -51,6 +51,11 @@ describe('timer trigger (0 */5 * * * *)', () => {
     expect(next % FIVE_MINUTES).toBe(0);
     expect(next).toBeGreaterThan(Date.parse(status.LastUpdated));
     expect(next - Date.parse(status.LastUpdated)).toBeLessThanOrEqual(FIVE_MINUTES);
+    // As Newtonsoft.Json writes the runtime's local DateTimes (UTC in Azure): an offset, no `Z`, no
+    // trailing zeros in the fraction.
+    expect(status.Next).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d[05]:00\+00:00$/);
+    expect(status.Last).toBe('0001-01-01T00:00:00+00:00');
+    expect(status.LastUpdated).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,3})?\+00:00$/);
   });
 
   it("logs the extension's start line: the next 5 occurrences, the schedule as NCrontab writes it", async () => {
@@ -77,7 +82,8 @@ describe('timer trigger (0 */5 * * * *)', () => {
     const [, pastDue, json] = /^startup isPastDue=(\w+) status=(.*)$/.exec(run.message) ?? [];
     expect(pastDue).toBe('false');
     const status = JSON.parse(json ?? 'null') as { last: string; next: string; lastUpdated: string };
-    expect(status.last).toBe('0001-01-01T00:00:00.000Z');
+    expect(status.last).toBe('0001-01-01T00:00:00+00:00');
+    expect(status.next).toMatch(/^\d{4}-01-01T00:00:00\+00:00$/);
     const next = new Date(status.next);
     expect([next.getUTCMonth(), next.getUTCDate(), next.getUTCHours(), next.getUTCMinutes()]).toEqual([
       0, 1, 0, 0,
@@ -92,7 +98,7 @@ describe('timer trigger (0 */5 * * * *)', () => {
     const tick = await waitFor('the scheduled run', () => ticks(false)[0]);
     expect(tick.function).toBe('tick');
     expect(readLog(logFile).find((e) => e.invocationId === tick.invocationId)?.message).toMatch(
-      /^Executing 'Functions\.tick' \(Reason='Timer fired at \d{4}-\d\d-\d\dT/,
+      /^Executing 'Functions\.tick' \(Reason='Timer fired at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}\+00:00', Id=/,
     );
     const after = await waitFor('the updated status', async () => {
       const status = await readStatus();
@@ -114,7 +120,7 @@ describe('timer trigger (0 */5 * * * *)', () => {
     expect(ticks(true)).toHaveLength(0);
     await host.start();
     const late = await waitFor('the past-due run', () => ticks(true)[0]);
-    expect(late.message).toMatch(/last=\d{4}-/);
+    expect(late.message).toMatch(/last=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,3})?\+00:00$/);
     const status = await waitFor('the status after the past-due run', async () => {
       const current = await readStatus();
       return Date.parse(current.Next) > Date.parse(current.LastUpdated) && current;
@@ -143,7 +149,7 @@ describe('timer trigger (0 */5 * * * *)', () => {
     // The runtime's answer to a changed schedule: no run, Last forgotten, Next counted from now.
     const restarted = await waitFor('the status rewritten for the new schedule', async () => {
       const status = await readStatus();
-      return status.Last === '0001-01-01T00:00:00.000Z' && status;
+      return status.Last === '0001-01-01T00:00:00+00:00' && status;
     });
     expect(Date.parse(restarted.Next) % FIVE_MINUTES).toBe(0);
     expect(Date.parse(restarted.Next)).toBeGreaterThan(Date.parse(restarted.LastUpdated));

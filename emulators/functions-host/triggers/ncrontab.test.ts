@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { expanded, ncrontab } from './ncrontab.ts';
 import { timerTrigger, usesMonitor } from './timer.ts';
-import { nextOccurrences } from './timer-log.ts';
+import { localTime, nextOccurrences } from './timer-log.ts';
 
 const occurrences = (expression: string, from: string, count: number, zone = 'UTC') => {
   const next = ncrontab(expression, zone);
@@ -85,6 +85,13 @@ describe('NCRONTAB schedules', () => {
       '03/13/2027 09:00:00-05:00 (03/13/2027 14:00:00Z)',
       '03/14/2027 09:00:00-04:00 (03/14/2027 13:00:00Z)',
     ]);
+  });
+
+  it('writes times as .NET writes a local DateTime: "o" in full, Newtonsoft.Json trimmed, with the offset', () => {
+    const at = Date.parse('2027-03-14T13:00:00.120Z');
+    expect(localTime(at, undefined, false)).toBe('2027-03-14T13:00:00.1200000+00:00');
+    expect(localTime(at, undefined, true)).toBe('2027-03-14T13:00:00.12+00:00');
+    expect(localTime(at - 120, 'America/New_York', true)).toBe('2027-03-14T09:00:00-04:00');
   });
 
   it('counts in the time zone it is given', () => {

@@ -18,7 +18,7 @@ import type { TriggerInput } from '../invoke.ts';
 import { Outage, Pauses } from '../listeners.ts';
 import { invokeWithRetries, timeSpan } from '../retry.ts';
 import { expanded, ncrontab, subMinute } from './ncrontab.ts';
-import { nextOccurrences, type Schedule } from './timer-log.ts';
+import { localTime, nextOccurrences, type Schedule } from './timer-log.ts';
 
 interface ScheduleStatus {
   Last: string;
@@ -71,9 +71,8 @@ export function usesMonitor(settings: Settings, trigger: TriggerBinding): boolea
   return interval === undefined ? !subMinute(expression) : interval >= 60_000;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
-/** .NET's DateTime.MinValue: the runtime's `Last` before any run. */
-const NEVER = '0001-01-01T00:00:00.000Z';
+/** .NET's DateTime.MinValue as local time in UTC: the runtime's `Last` before any run. */
+const NEVER = '0001-01-01T00:00:00+00:00';
 /** A recorded time past this one is a real time, not MinValue (the runtime's DefaultDateTimeThreshold). */
 const RECORDED = Date.parse('0001-01-02T00:00:00.000Z');
 
@@ -83,9 +82,14 @@ const RECORDED = Date.parse('0001-01-02T00:00:00.000Z');
  * host was down) is replaced, counted from `Last` (else `LastUpdated`), or from now if that is past, so
  * a changed schedule is not taken for a missed occurrence.
  */
-function startingStatus(stored: ScheduleStatus | undefined, schedule: Schedule, now: number) {
+function startingStatus(
+  stored: ScheduleStatus | undefined,
+  schedule: Schedule,
+  now: number,
+  stamp: (ms: number) => string,
+) {
   if (!stored)
-    return { status: { Last: NEVER, Next: iso(schedule(now)), LastUpdated: iso(now) }, changed: true };
+    return { status: { Last: NEVER, Next: stamp(schedule(now)), LastUpdated: stamp(now) }, changed: true };
   const last = Date.parse(stored.Last);
   const updated = Date.parse(stored.LastUpdated);
   const basis = last > RECORDED ? last : updated > RECORDED ? updated : now;
@@ -93,7 +97,7 @@ function startingStatus(stored: ScheduleStatus | undefined, schedule: Schedule, 
   if (Date.parse(stored.Next) === expected) return { status: stored, changed: false };
   const from = now > expected ? now : basis;
   if (now > expected) expected = schedule(now);
-  return { status: { Last: NEVER, Next: iso(expected), LastUpdated: iso(from) }, changed: true };
+  return { status: { Last: NEVER, Next: stamp(expected), LastUpdated: stamp(from) }, changed: true };
 }
 const REASON_ADMIN = 'This function was programmatically called via the host APIs.';
 
@@ -147,6 +151,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   const schedule = scheduleOf(host.settings, trigger);
   const monitor = usesMonitor(host.settings, trigger) ? new ScheduleMonitor(host, fn) : undefined;
   const clock = host.clock;
+  const stamp = (ms: number) => localTime(ms, host.settings.WEBSITE_TIME_ZONE, true);
   let status = await monitor?.read();
   let cancel = () => {};
   let stopped = false;
@@ -186,13 +191,18 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
       await invokeWithRetries(
         host,
         fn,
-        timerInput(trigger, status, isPastDue, `Timer fired at ${iso(invoked)}`),
+        timerInput(
+          trigger,
+          status,
+          isPastDue,
+          `Timer fired at ${localTime(invoked, host.settings.WEBSITE_TIME_ZONE, false)}`,
+        ),
         pauses,
       );
       if (!monitor || !status) return;
       const next = Date.parse(status.Next);
       const last = scheduled && next > invoked ? next : invoked;
-      status = { Last: iso(last), Next: iso(schedule(last)), LastUpdated: iso(last) };
+      status = { Last: stamp(last), Next: stamp(schedule(last)), LastUpdated: stamp(last) };
       await save(status);
     });
     return running;
@@ -205,7 +215,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   const now = clock.now();
   let pastDue = false;
   if (monitor) {
-    const start = startingStatus(status, schedule, now);
+    const start = startingStatus(status, schedule, now, stamp);
     status = start.status;
     if (start.changed) await save(status);
     pastDue = now > Date.parse(status.Next);
