@@ -80,7 +80,8 @@ const RECORDED = Date.parse('0001-01-02T00:00:00.000Z');
  * The status the timer starts from, as the runtime's schedule monitor checks it (`CheckPastDueAsync`):
  * none yet is recorded now; a `Next` that the schedule no longer gives (the schedule changed while the
  * host was down) is replaced, counted from `Last` (else `LastUpdated`), or from now if that is past, so
- * a changed schedule is not taken for a missed occurrence.
+ * a changed schedule is not taken for a missed occurrence. `handed` is what the listener hands its runs
+ * until the first is recorded: on a first start not the status recorded but its own, never updated.
  */
 function startingStatus(
   stored: ScheduleStatus | undefined,
@@ -88,16 +89,20 @@ function startingStatus(
   now: number,
   stamp: (ms: number) => string,
 ) {
-  if (!stored)
-    return { status: { Last: NEVER, Next: stamp(schedule(now)), LastUpdated: stamp(now) }, changed: true };
+  if (!stored) {
+    const next = stamp(schedule(now));
+    const status = { Last: NEVER, Next: next, LastUpdated: stamp(now) };
+    return { status, handed: { ...status, LastUpdated: NEVER }, changed: true };
+  }
   const last = Date.parse(stored.Last);
   const updated = Date.parse(stored.LastUpdated);
   const basis = last > RECORDED ? last : updated > RECORDED ? updated : now;
   let expected = schedule(basis);
-  if (Date.parse(stored.Next) === expected) return { status: stored, changed: false };
+  if (Date.parse(stored.Next) === expected) return { status: stored, handed: stored, changed: false };
   const from = now > expected ? now : basis;
   if (now > expected) expected = schedule(now);
-  return { status: { Last: NEVER, Next: stamp(expected), LastUpdated: stamp(from) }, changed: true };
+  const status = { Last: NEVER, Next: stamp(expected), LastUpdated: stamp(from) };
+  return { status, handed: status, changed: true };
 }
 const REASON_ADMIN = 'This function was programmatically called via the host APIs.';
 
@@ -216,8 +221,8 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   let pastDue = false;
   if (monitor) {
     const start = startingStatus(status, schedule, now, stamp);
-    status = start.status;
-    if (start.changed) await save(status);
+    status = start.handed;
+    if (start.changed) await save(start.status);
     pastDue = now > Date.parse(status.Next);
   }
   host.logs.host(
