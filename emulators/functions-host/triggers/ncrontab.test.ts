@@ -45,6 +45,18 @@ describe('NCRONTAB schedules', () => {
     expect(occurrences('0 0 0 1 dec *', '2026-01-01T00:00:00Z', 1)).toEqual(['2026-12-01T00:00:00.000Z']);
   });
 
+  it('reads a range written high to low, a step of 0 and a start with a step as NCrontab does', () => {
+    // Fri-Mon is swapped to Monday to Friday, 5-1 to 1-5, 6-0 to every day.
+    expect(occurrences('0 0 0 * * Fri-Mon', '2026-11-28T00:00:00Z', 1)).toEqual(['2026-11-30T00:00:00.000Z']);
+    expect(expanded('0 5-1 * * * *')).toBe('0 1-5 * * * *');
+    expect(expanded('0 0 0 * * 6-0')).toBe('0 0 0 * * *');
+    // A step of 0 is a step of 1.
+    expect(expanded('0 */0 * * * *')).toBe('0 * * * * *');
+    // 1/2 runs Monday to Saturday, never Sunday (cron-parser ran it to 7, a Sunday).
+    expect(occurrences('0 0 0 * * 1/2', '2026-11-28T00:00:00Z', 1)).toEqual(['2026-11-30T00:00:00.000Z']);
+    expect(expanded('0 0 0 * * 1/3')).toBe('0 0 0 * * 1,4');
+  });
+
   it('refuses what NCrontab does not know: ? L W #, day of week 7, unknown names, other field counts', () => {
     for (const expression of [
       '0 0 0 ? * *',
@@ -56,6 +68,9 @@ describe('NCRONTAB schedules', () => {
       '0 0 24 * * *',
       '0 0 0 * *  * *',
       '* * * *',
+      '0 0 0 * * */Mon',
+      '0 1,,2 * * * *',
+      '0 1- * * * *',
     ]) {
       expect(ncrontab(expression, 'UTC'), expression).toBeUndefined();
     }

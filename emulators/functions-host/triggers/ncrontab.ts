@@ -24,24 +24,36 @@ const MONTHS = [
 ];
 const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 
-/** A field with its names made numbers (NCrontab takes the first name the text begins), or undefined. */
+/**
+ * A field as NCrontab reads it, in the terms cron-parser takes, or undefined: names made numbers (the
+ * first name the text begins), a range written high to low swapped (`Fri-Mon` is Monday to Friday), a
+ * step of 0 taken as 1, and a start with a step (`1/2`) running to the field's own maximum (cron-parser
+ * runs days of week to 7, a Sunday).
+ */
 function numbered(
   field: string,
   names: string[] | undefined,
   first: number,
   max: number,
 ): string | undefined {
-  if (!/^[0-9A-Za-z*,/-]+$/.test(field)) return undefined;
-  let valid = true;
-  const text = field.replace(/[A-Za-z]+/g, (word) => {
-    const index = names?.findIndex((name) => name.toLowerCase().startsWith(word.toLowerCase())) ?? -1;
-    if (index < 0) valid = false;
-    return String(index + first);
+  const value = (text: string) => {
+    if (/^[0-9]+$/.test(text)) return Number(text);
+    const index = names?.findIndex((name) => name.toLowerCase().startsWith(text.toLowerCase())) ?? -1;
+    return index < 0 || text === '' ? undefined : index + first;
+  };
+  const parts = field.split(',').map((part) => {
+    const [range = '', step, extra] = part.split('/');
+    if (extra !== undefined || (step !== undefined && !/^[0-9]+$/.test(step))) return undefined;
+    const every = step === undefined ? '' : `/${Math.max(1, Number(step))}`;
+    if (range === '*') return `*${every}`;
+    const [low, high, more] = range.split('-').map(value);
+    if (more !== undefined || low === undefined || (range.includes('-') && high === undefined))
+      return undefined;
+    const end = high ?? (step === undefined ? low : max);
+    if (Math.max(low, end) > max) return undefined;
+    return low === end && !every ? `${low}` : `${Math.min(low, end)}-${Math.max(low, end)}${every}`;
   });
-  // Values only (a step after `/` may be larger), within the field's range.
-  const values = text.split(',').flatMap((part) => (part.split('/')[0] ?? '').split('-'));
-  if (values.some((value) => value !== '*' && Number(value) > max)) valid = false;
-  return valid ? text : undefined;
+  return parts.includes(undefined) ? undefined : parts.join(',');
 }
 
 /** The six fields, seconds first, names made numbers; undefined when `expression` is no NCRONTAB. */
