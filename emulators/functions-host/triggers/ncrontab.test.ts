@@ -1,7 +1,7 @@
 /** NCRONTAB as the timer extension's NCrontab reads it, where cron-parser alone reads it otherwise. */
 import { describe, expect, it } from 'vitest';
 import { expanded, ncrontab } from './ncrontab.ts';
-import { timerTrigger, usesMonitor } from './timer.ts';
+import { timerTrigger, timeZoneWarning, usesMonitor } from './timer.ts';
 import { localTime, nextOccurrences } from './timer-log.ts';
 
 const occurrences = (expression: string, from: string, count: number, zone = 'UTC') => {
@@ -125,6 +125,17 @@ describe('the timer trigger as the extension indexes it', () => {
       "WEBSITE_TIME_ZONE 'Eastern Standard Time' is no IANA time zone (such as America/New_York)",
     );
     expect(() => index({ WEBSITE_TIME_ZONE: 'America/New_York' }, '0 0 9 * * *')).not.toThrow();
+  });
+});
+
+describe('WEBSITE_TIME_ZONE on the Consumption plan', () => {
+  it('is warned of at start, as Azure does not support it on Linux in a Consumption plan', () => {
+    const zone = { WEBSITE_TIME_ZONE: 'America/New_York' };
+    expect(timeZoneWarning({ ...zone, WEBSITE_SKU: 'Dynamic' }, 'CheckTasks')).toBe(
+      "timer CheckTasks: WEBSITE_TIME_ZONE 'America/New_York' is not supported on Linux in a Consumption plan (WEBSITE_SKU Dynamic) in Azure; this host schedules in it all the same",
+    );
+    expect(timeZoneWarning({ ...zone, WEBSITE_SKU: 'ElasticPremium' }, 'CheckTasks')).toBeUndefined();
+    expect(timeZoneWarning({ WEBSITE_SKU: 'Dynamic' }, 'CheckTasks')).toBeUndefined();
   });
 });
 

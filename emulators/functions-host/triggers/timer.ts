@@ -51,6 +51,17 @@ function parseSchedule(expression: string, timeZone: string | undefined): Schedu
   return Object.assign(schedule, { text: `Cron: '${expanded(expression)}'` });
 }
 
+/**
+ * Microsoft documents WEBSITE_TIME_ZONE (and TZ) as not supported on Linux in a Consumption plan (they "can
+ * create SSL-related issues and cause metrics to stop working"); this host follows the zone all the
+ * same, so a timer says so at start rather than let a local run promise what Azure does not.
+ */
+export function timeZoneWarning(settings: Settings, name: string): string | undefined {
+  const zone = settings.WEBSITE_TIME_ZONE;
+  if (settings.WEBSITE_SKU !== 'Dynamic' || !zone) return undefined;
+  return `timer ${name}: WEBSITE_TIME_ZONE '${zone}' is not supported on Linux in a Consumption plan (WEBSITE_SKU Dynamic) in Azure; this host schedules in it all the same`;
+}
+
 const expressionOf = (settings: Settings, trigger: TriggerBinding) =>
   resolveSettingReferences(String(trigger.schedule ?? ''), settings);
 
@@ -225,6 +236,8 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     if (start.changed) await save(start.status);
     pastDue = now > Date.parse(status.Next);
   }
+  const zoneWarning = timeZoneWarning(host.settings, fn.name);
+  if (zoneWarning) host.logs.host('warning', zoneWarning);
   host.logs.host(
     'information',
     nextOccurrences(`Functions.${fn.name}`, schedule, now, host.settings.WEBSITE_TIME_ZONE),
