@@ -25,6 +25,8 @@ export interface TriggerInput {
   triggerMetadata?: Record<string, RpcTypedData>;
   /** The `Reason='…'` of the Executing line. */
   reason: string;
+  /** The trigger's details, logged after the Executing line (`Trigger Details: Key: value, …`). */
+  triggerDetails?: Record<string, string>;
   /** Set when the trigger must know the id beforehand (HTTP streaming names it to the app's proxy). */
   invocationId?: string;
   /**
@@ -156,6 +158,9 @@ export class Invoker {
     const say = (level: LogLevel, message: string) =>
       this.logs.invocation(fn.name, invocationId, level, message);
     say('information', `Executing 'Functions.${fn.name}' (Reason='${trigger.reason}', Id=${invocationId})`);
+    const details = Object.entries(trigger.triggerDetails ?? {}).map(([key, value]) => `${key}: ${value}`);
+    // As the WebJobs SDK's FunctionInstanceLogger writes them, when there are any.
+    if (details.length) say('information', `Trigger Details: ${details.join(', ')}`);
 
     let timedOut = false;
     const work = this.#run(fn, invocationId, trigger, () => timedOut);

@@ -91,6 +91,13 @@ describe('timer trigger (0 */5 * * * *)', () => {
       0, 1, 0, 0,
     ]);
     expect(startups()).toHaveLength(1);
+    // The line the WebJobs SDK logs after Executing for a run off the schedule.
+    const details = readLog(logFile).filter(
+      (e) => e.invocationId === run.invocationId && e.message.startsWith('Trigger Details: '),
+    );
+    expect(details.map((e) => e.message)).toEqual([
+      'Trigger Details: UnscheduledInvocationReason: RunOnStartup',
+    ]);
   });
 
   it('fires when the stack clock moves five minutes, and records Last/Next', async () => {
@@ -119,8 +126,16 @@ describe('timer trigger (0 */5 * * * *)', () => {
     await host.stop();
     await host.advanceClock(2 * FIVE_MINUTES);
     expect(ticks(true)).toHaveLength(0);
+    const missed = (await readStatus()).Next;
     await host.start();
     const late = await waitFor('the past-due run', () => ticks(true)[0]);
+    const details = readLog(logFile).find(
+      (e) => e.invocationId === late.invocationId && e.message.startsWith('Trigger Details: '),
+    );
+    // The occurrence missed as "o" writes it (with seven digits) and the reason, as TimerListener gives them.
+    expect(details?.message).toBe(
+      `Trigger Details: UnscheduledInvocationReason: IsPastDue, OriginalSchedule: ${missed.replace('+00:00', '.0000000+00:00')}`,
+    );
     expect(late.message).toMatch(/last=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,3})?\+00:00$/);
     const status = await waitFor('the status after the past-due run', async () => {
       const current = await readStatus();

@@ -204,17 +204,19 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   const fire = (scheduled: boolean, isPastDue: boolean) => {
     running = running.then(async () => {
       const invoked = clock.now();
-      await invokeWithRetries(
-        host,
-        fn,
-        timerInput(
-          trigger,
-          status,
-          isPastDue,
-          `Timer fired at ${localTime(invoked, host.settings.WEBSITE_TIME_ZONE, false)}`,
-        ),
-        pauses,
+      const zone = host.settings.WEBSITE_TIME_ZONE;
+      const input = timerInput(
+        trigger,
+        status,
+        isPastDue,
+        `Timer fired at ${localTime(invoked, zone, false)}`,
       );
+      // TimerListener's details of a run off the schedule: past due (with the occurrence missed) or at start.
+      if (isPastDue && status) {
+        const original = localTime(Date.parse(status.Next), zone, false);
+        input.triggerDetails = { UnscheduledInvocationReason: 'IsPastDue', OriginalSchedule: original };
+      } else if (!scheduled) input.triggerDetails = { UnscheduledInvocationReason: 'RunOnStartup' };
+      await invokeWithRetries(host, fn, input, pauses);
       if (!monitor || !status) return;
       const next = Date.parse(status.Next);
       const last = scheduled && next > invoked ? next : invoked;
