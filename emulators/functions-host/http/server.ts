@@ -31,14 +31,16 @@ export function createHostServer(host: Host, kinds: Map<string, TriggerKind>): S
     const webhook = /^\/runtime\/webhooks\/([^/]+)\/?$/.exec(path);
     const extension = webhook?.[1] ? webhooks.get(webhook[1]) : undefined;
     if (extension) return extension.serve(host, req, res, url);
+    if (await serveFunction(host, routes, req, res, url)) return;
+    // The home page answers only what no function took (HomepageMiddleware runs after them): with an
+    // empty routePrefix, a function's route may be `/` itself.
     if (path === '/' && (req.method === 'GET' || req.method === 'HEAD')) {
       res
         .writeHead(200, { 'content-type': 'text/plain; charset=utf-8' })
         .end('Your Functions 4.0 app is up and running\n');
       return;
     }
-    if (!(await serveFunction(host, routes, req, res, url)))
-      res.writeHead(404, { 'content-length': 0 }).end();
+    res.writeHead(404, { 'content-length': 0 }).end();
   };
   const server = createServer({ maxHeaderSize: MAX_HEADER_SIZE, keepAliveTimeout: 120_000 }, (req, res) => {
     handle(req, res).catch((error: Error) => {
