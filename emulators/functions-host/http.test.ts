@@ -162,6 +162,14 @@ describe('routing', () => {
     expect((await get('/api/post-only', { method: 'POST' })).status).toBe(201);
   });
 
+  it("answers the home page at / whatever the method, as the runtime's HomepageMiddleware does", async () => {
+    for (const method of ['GET', 'POST', 'DELETE']) {
+      const response = await get('/?x=1', { method });
+      expect(response.status, method).toBe(200);
+      expect(await response.text()).toBe('Your Functions 4.0 app is up and running\n');
+    }
+  });
+
   it('answers 204 for an explicit 204, and 200 with an empty body when the function returns nothing', async () => {
     expect((await get('/api/noContent')).status).toBe(204);
     const nothing = await get('/api/nothing');

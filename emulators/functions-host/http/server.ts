@@ -33,8 +33,8 @@ export function createHostServer(host: Host, kinds: Map<string, TriggerKind>): S
     if (extension) return extension.serve(host, req, res, url);
     if (await serveFunction(host, routes, req, res, url)) return;
     // The home page answers only what no function took (HomepageMiddleware runs after them): with an
-    // empty routePrefix, a function's route may be `/` itself.
-    if (path === '/' && (req.method === 'GET' || req.method === 'HEAD')) {
+    // empty routePrefix, a function's route may be `/` itself. Any method, as there.
+    if (path === '/') {
       res
         .writeHead(200, { 'content-type': 'text/plain; charset=utf-8' })
         .end('Your Functions 4.0 app is up and running\n');
