@@ -9,7 +9,7 @@ let host: ComponentUnderTest;
 let base: string;
 
 beforeAll(async () => {
-  const settings = { AzureWebJobsSecretStorageType: 'files' };
+  const settings = { AzureWebJobsSecretStorageType: 'files', AzureWebJobsDisableHomepage: 'True' };
   host = await startComponent('functions', { port: 0, appDir: appPath('app-routes'), settings }, data.dir);
   base = host.endpoints.baseUrl as string;
 });
@@ -24,4 +24,12 @@ it("lets a function whose route matches `/` answer it: the host's home page is o
   expect(root.status).toBe(200);
   expect(await root.text()).toBe('site: (root)');
   expect(await (await fetch(`${base}/a/b`)).text()).toBe('site: a/b');
+});
+
+it('answers 204 (empty) where the home page would be, with AzureWebJobsDisableHomepage true', async () => {
+  for (const method of ['POST', 'HEAD']) {
+    const response = await fetch(`${base}/`, { method });
+    expect(response.status, method).toBe(204);
+    expect(await response.text()).toBe('');
+  }
 });

@@ -19,6 +19,17 @@ function requestUrl(target: string): URL {
   }
 }
 
+/** The runtime's home page; with `AzureWebJobsDisableHomepage` true (any case), 204 and nothing. */
+function homepage(host: Host, res: ServerResponse): void {
+  if (host.settings.AzureWebJobsDisableHomepage?.toLowerCase() === 'true') {
+    res.writeHead(204).end();
+    return;
+  }
+  res
+    .writeHead(200, { 'content-type': 'text/plain; charset=utf-8' })
+    .end('Your Functions 4.0 app is up and running\n');
+}
+
 export function createHostServer(host: Host, kinds: Map<string, TriggerKind>): Server {
   const routes = httpRoutes(host);
   const webhooks = new Map(
@@ -34,12 +45,7 @@ export function createHostServer(host: Host, kinds: Map<string, TriggerKind>): S
     if (await serveFunction(host, routes, req, res, url)) return;
     // The home page answers only what no function took (HomepageMiddleware runs after them): with an
     // empty routePrefix, a function's route may be `/` itself. Any method, as there.
-    if (path === '/') {
-      res
-        .writeHead(200, { 'content-type': 'text/plain; charset=utf-8' })
-        .end('Your Functions 4.0 app is up and running\n');
-      return;
-    }
+    if (path === '/') return homepage(host, res);
     res.writeHead(404, { 'content-length': 0 }).end();
   };
   const server = createServer({ maxHeaderSize: MAX_HEADER_SIZE, keepAliveTimeout: 120_000 }, (req, res) => {
