@@ -1,5 +1,5 @@
 /** Keys (authLevel function/admin, host/function/master keys, set/renew, the keys CLI) and the admin API. */
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -56,6 +56,24 @@ describe('keys', () => {
       expect((await get(`/api/keyed?${name}=wrong`)).status, name).toBe(401);
       expect((await get(`/admin/host/status?${name}=${secrets.masterKey}`)).status, name).toBe(200);
     }
+  });
+
+  it('takes the key from x-functions-key whenever that header is sent (an empty one too, its first line if repeated), the code query only without it', async () => {
+    const withHeader = (values: string[], path: string) =>
+      new Promise<number>((resolve, reject) => {
+        // Separate header lines, as fetch cannot send them.
+        request(`${base}${path}`, { headers: { 'x-functions-key': values } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        })
+          .on('error', reject)
+          .end();
+      });
+    const valid = secrets.functionKey;
+    expect(await withHeader([''], `/api/keyed?code=${valid}`)).toBe(401);
+    expect(await withHeader([valid, 'wrong'], '/api/keyed')).toBe(200);
+    expect(await withHeader(['wrong', valid], '/api/keyed')).toBe(401);
+    expect(await withHeader([''], `/admin/host/status?code=${secrets.masterKey}`)).toBe(401);
   });
 
   it('requires the master key for authLevel admin', async () => {

@@ -48,13 +48,15 @@ async function functionBody(host: Host, req: IncomingMessage): Promise<{ body: B
 }
 
 /**
- * The key a request presents: the `x-functions-key` header, else the `code` query parameter, whose
- * name is matched in any case (ASP.NET's query collection is case-insensitive).
+ * The key a request presents, as the host's AuthenticationLevelHandler reads it: the first line of an
+ * `x-functions-key` header whenever one is sent (an empty one presents no key, and the query is not
+ * read then), else the first `code` query parameter, its name in any case (ASP.NET's query collection).
  */
 export function presentedKey(req: IncomingMessage, query: URLSearchParams): string | undefined {
-  const header = req.headers['x-functions-key'];
-  const key = Array.isArray(header) ? header[0] : header;
-  if (key) return key;
+  // From the raw lines: Node joins a repeated header into one value.
+  const raw = req.rawHeaders;
+  for (let at = 0; at < raw.length; at += 2)
+    if ((raw[at] as string).toLowerCase() === 'x-functions-key') return raw[at + 1] || undefined;
   for (const [name, value] of query) if (name.toLowerCase() === 'code') return value || undefined;
   return undefined;
 }
