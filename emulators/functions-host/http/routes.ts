@@ -36,6 +36,10 @@ const integer = (min: bigint, max: bigint) => (value: string) =>
 const number = (value: string) =>
   value.trim() !== '' && !/^\s*[+-]?0[xbo]/i.test(value) && Number.isFinite(Number(value));
 
+const GUID_D = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+/** Guid.TryParse's N, D, B and P forms (it trims white space first); not its `{0x…,…}` X form. */
+const GUID = new RegExp(`^(?:[0-9a-f]{32}|${GUID_D}|\\{${GUID_D}\\}|\\(${GUID_D}\\))$`, 'i');
+
 function constraint(spec: string, template: string): (value: string) => boolean {
   const [, name = '', args] = /^(\w+)(?:\((.*)\))?$/s.exec(spec) ?? [];
   const nums = (args ?? '').split(',').map(Number);
@@ -50,7 +54,7 @@ function constraint(spec: string, template: string): (value: string) => boolean 
     case 'alpha':
       return (value) => /^[a-z]+$/i.test(value);
     case 'guid':
-      return (value) => /^[{(]?[0-9a-f]{8}-?([0-9a-f]{4}-?){3}[0-9a-f]{12}[)}]?$/i.test(value);
+      return (value) => GUID.test(value.trim());
     case 'datetime':
       return (value) => !Number.isNaN(Date.parse(value));
     case 'decimal':

@@ -1,0 +1,26 @@
+/** Route constraints, checked as ASP.NET Core's constraints parse a route value. */
+import { describe, expect, it } from 'vitest';
+import { pathSegments } from './request-path.ts';
+import { compileRoute, matchRoute } from './routes.ts';
+
+const matches = (template: string, path: string) =>
+  matchRoute(compileRoute(template), pathSegments(path)) !== undefined;
+
+describe('{id:guid}: what Guid.TryParse takes', () => {
+  const guid = '0f8fad5b-d9cb-469f-a165-70867728950e';
+  it('takes the N, D, B and P forms in any case, white space around', () => {
+    for (const value of [
+      guid,
+      guid.replaceAll('-', ''),
+      `{${guid}}`,
+      `(${guid})`,
+      guid.toUpperCase(),
+      ` ${guid} `,
+    ])
+      expect(matches('t/{id:guid}', `/t/${value}`), value).toBe(true);
+  });
+  it('refuses unbalanced braces, dashes in only some places, and anything else', () => {
+    for (const value of [`{${guid}`, `${guid})`, `(${guid}}`, guid.replace('-', ''), `${guid}0`, 'x'])
+      expect(matches('t/{id:guid}', `/t/${value}`), value).toBe(false);
+  });
+});
