@@ -24,3 +24,12 @@ describe('{id:guid}: what Guid.TryParse takes', () => {
       expect(matches('t/{id:guid}', `/t/${value}`), value).toBe(false);
   });
 });
+
+describe('{flag:bool}: what bool.TryParse takes', () => {
+  it('takes true and false in any case, white space around; nothing else', () => {
+    for (const value of ['true', 'FALSE', ' True\t'])
+      expect(matches('t/{flag:bool}', `/t/${value}`), value).toBe(true);
+    for (const value of ['1', 'yes', 'truex'])
+      expect(matches('t/{flag:bool}', `/t/${value}`), value).toBe(false);
+  });
+});

@@ -50,7 +50,8 @@ function constraint(spec: string, template: string): (value: string) => boolean 
     case 'long':
       return integer(-(2n ** 63n), 2n ** 63n - 1n);
     case 'bool':
-      return (value) => /^(true|false)$/i.test(value);
+      // bool.TryParse trims white space first.
+      return (value) => /^(true|false)$/i.test(value.trim());
     case 'alpha':
       return (value) => /^[a-z]+$/i.test(value);
     case 'guid':
