@@ -4,6 +4,8 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { readJsonIfExists } from '../core/files.ts';
+import type { Settings } from './connections.ts';
+import { parseNetInteger } from './http/routes.ts';
 
 const logLevel = z.enum(['Trace', 'Debug', 'Information', 'Warning', 'Error', 'Critical', 'None']);
 export type HostLogLevel = z.infer<typeof logLevel>;
@@ -87,6 +89,8 @@ export interface HostConfig {
    * accepts a larger body, so the host reads no more than this + 1 byte (see http/body.ts).
    */
   maxRequestBodySize: number | undefined;
+  /** Bytes: a larger request body is refused (413); FUNCTIONS_REQUEST_BODY_SIZE_LIMIT, else 100 MB. */
+  requestBodyLimit: number;
 }
 
 const isConsumption = (sku: string | undefined) => sku?.toLowerCase() === 'dynamic';
@@ -154,8 +158,28 @@ function checkVersion(host: Record<string, unknown>): void {
     );
 }
 
-/** `sku`: the app's WEBSITE_SKU, which App Service sets from its plan. */
-export function loadHostConfig(appDir: string, sku?: string): HostConfig {
+/** Kestrel's limit the host sets (ScriptConstants.DefaultMaxRequestBodySize). */
+const DEFAULT_REQUEST_BODY_LIMIT = 104_857_600;
+
+/**
+ * The request size limit: FUNCTIONS_REQUEST_BODY_SIZE_LIMIT when long.TryParse takes it, as the host's
+ * HttpRequestBodySizeMiddleware reads it, else 100 MB. A negative one, which Kestrel refuses on every
+ * request there (500), stops the start here.
+ */
+function requestBodyLimit(settings: Settings): number {
+  const text = settings.FUNCTIONS_REQUEST_BODY_SIZE_LIMIT;
+  const value = text === undefined ? undefined : parseNetInteger(text);
+  if (value === undefined) return DEFAULT_REQUEST_BODY_LIMIT;
+  if (value < 0n)
+    throw new Error(
+      `FUNCTIONS_REQUEST_BODY_SIZE_LIMIT is ${value}: a request size limit cannot be negative (in Azure every request would answer 500)`,
+    );
+  return Number(value);
+}
+
+/** `settings`: the app settings (WEBSITE_SKU, which App Service sets from its plan; the request size limit). */
+export function loadHostConfig(appDir: string, settings: Settings = {}): HostConfig {
+  const sku = settings.WEBSITE_SKU;
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(join(appDir, 'host.json'), 'utf8'));
@@ -201,6 +225,7 @@ export function loadHostConfig(appDir: string, sku?: string): HostConfig {
       initialOffset: initialOffset(eventHubs?.initialOffsetOptions),
     },
     maxRequestBodySize: readLocalSettings(appDir).Host?.MaxRequestBodySize,
+    requestBodyLimit: requestBodyLimit(settings),
   };
 }
 

@@ -126,7 +126,7 @@ export default defineEmulator({
     const began = performance.now();
     const { appDir, registry, files } = loaded;
     const settings = process.env;
-    const config = loadHostConfig(appDir, settings.WEBSITE_SKU);
+    const config = loadHostConfig(appDir, settings);
     const logs = new FunctionLogs({
       clock: context.clock,
       print: context.log,

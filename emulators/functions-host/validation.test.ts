@@ -67,7 +67,8 @@ describe('host.json', () => {
   });
 
   it('bounds functionTimeout by the plan: Consumption (WEBSITE_SKU Dynamic) 5 min by default, at most 10, no -1', () => {
-    const timeoutOf = (json: string, sku?: string) => loadHostConfig(hostJson(json), sku).functionTimeoutMs;
+    const timeoutOf = (json: string, sku?: string) =>
+      loadHostConfig(hostJson(json), { WEBSITE_SKU: sku }).functionTimeoutMs;
     expect(timeoutOf('{"version": "2.0"}', 'Dynamic')).toBe(5 * 60_000);
     expect(timeoutOf('{"version": "2.0", "functionTimeout": "00:10:00"}', 'dynamic')).toBe(10 * 60_000);
     for (const timeout of ['00:10:01', '-1', '01:00:00'])
@@ -79,6 +80,27 @@ describe('host.json', () => {
     expect(timeoutOf('{"version": "2.0"}')).toBe(30 * 60_000);
     expect(timeoutOf('{"version": "2.0", "functionTimeout": "-1"}', 'ElasticPremium')).toBe(undefined);
     expect(timeoutOf('{"version": "2.0", "functionTimeout": "1.00:00:00"}')).toBe(86_400_000);
+  });
+});
+
+describe('FUNCTIONS_REQUEST_BODY_SIZE_LIMIT', () => {
+  const limitOf = (value: string | undefined) =>
+    loadHostConfig(hostJson('{"version": "2.0"}'), { FUNCTIONS_REQUEST_BODY_SIZE_LIMIT: value })
+      .requestBodyLimit;
+
+  it("sets the request size limit as the host's HttpRequestBodySizeMiddleware reads it (long.TryParse), 100 MB without it", () => {
+    expect(limitOf(undefined)).toBe(104_857_600);
+    expect(limitOf('209715200')).toBe(209_715_200);
+    expect(limitOf(' +2048 ')).toBe(2048);
+    expect(limitOf('0')).toBe(0);
+    for (const value of ['', '100MB', '1e6', '1.5', '9223372036854775808'])
+      expect(limitOf(value), value).toBe(104_857_600);
+  });
+
+  it('refuses a negative one at start, which Kestrel refuses on every request (500 in Azure)', () => {
+    expect(() => limitOf('-1')).toThrow(
+      'FUNCTIONS_REQUEST_BODY_SIZE_LIMIT is -1: a request size limit cannot be negative (in Azure every request would answer 500)',
+    );
   });
 });
 
@@ -125,7 +147,7 @@ describe('host.json extensions.eventHubs.initialOffsetOptions', () => {
 
 describe('host.json extensions.blobs', () => {
   const blobsOf = (json: string, sku?: string) =>
-    loadHostConfig(hostJson(`{"version": "2.0", "extensions": ${json}}`), sku).blobs;
+    loadHostConfig(hostJson(`{"version": "2.0", "extensions": ${json}}`), { WEBSITE_SKU: sku }).blobs;
 
   it('reads poisonBlobThreshold (5 by default), not queues.maxDequeueCount, as the extension 5.x does', () => {
     expect(blobsOf('{}').poisonBlobThreshold).toBe(5);

@@ -10,8 +10,6 @@ import { decodeRequestPath, pathSegments } from './request-path.ts';
 import { type CompiledRoute, comparePrecedence, compileRoute, matchRoute } from './routes.ts';
 import { serveStreaming } from './stream.ts';
 
-/** Azure's request size limit for HTTP triggers (FUNCTIONS_REQUEST_BODY_SIZE_LIMIT's default). */
-export const MAX_REQUEST_BYTES = 100 * 1024 * 1024;
 /** The Executing line's reason for a run asked for through the admin API. */
 export const ADMIN_REASON = 'This function was programmatically called via the host APIs.';
 
@@ -36,14 +34,14 @@ const declaresBody = (req: IncomingMessage) => Number(req.headers['content-lengt
 
 /**
  * The body a function gets: the whole body, or — past the limit the app declares — its first limit + 1
- * bytes, which the function refuses itself. Beyond Azure's 100 MB the host refuses (413).
+ * bytes, which the function refuses itself. Beyond the host's limit (100 MB by default) it refuses (413).
  */
 async function functionBody(host: Host, req: IncomingMessage): Promise<{ body: Buffer; cut: boolean }> {
-  if (Number(req.headers['content-length'] ?? 0) > MAX_REQUEST_BYTES)
-    throw new BodyTooLargeError(MAX_REQUEST_BYTES);
-  const limit = Math.min(host.config.maxRequestBodySize ?? MAX_REQUEST_BYTES, MAX_REQUEST_BYTES);
+  const max = host.config.requestBodyLimit;
+  if (Number(req.headers['content-length'] ?? 0) > max) throw new BodyTooLargeError(max);
+  const limit = Math.min(host.config.maxRequestBodySize ?? max, max);
   const read = await readAtMost(req, limit + 1);
-  if (read.body.length > MAX_REQUEST_BYTES) throw new BodyTooLargeError(MAX_REQUEST_BYTES);
+  if (read.body.length > max) throw new BodyTooLargeError(max);
   return read;
 }
 
@@ -128,7 +126,7 @@ export async function serveFunction(
   if (host.httpStreamUri) {
     // The body streams to the function: it gives no binding data.
     const bindingData = () => httpBindingData(req, url, params, undefined);
-    const call = { reason: ADMIN_REASON, bindingData, limit: MAX_REQUEST_BYTES };
+    const call = { reason: ADMIN_REASON, bindingData, limit: host.config.requestBodyLimit };
     await serveStreaming(host, route.fn, route.bindingName, params, req, res, call);
     return true;
   }

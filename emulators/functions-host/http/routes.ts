@@ -29,9 +29,16 @@ export interface CompiledRoute {
 }
 
 export const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-/** .NET's NumberStyles.Integer, which the constraints parse with: white space around, a sign. */
+export const INT64 = { min: -(2n ** 63n), max: 2n ** 63n - 1n };
+/** An integer as .NET parses one with NumberStyles.Integer (white space around, a sign), within its range. */
+export function parseNetInteger(value: string, { min, max } = INT64): bigint | undefined {
+  if (!/^[\t\n\v\f\r ]*[+-]?\d+[\t\n\v\f\r ]*$/.test(value)) return undefined;
+  const number = BigInt(value);
+  return number >= min && number <= max ? number : undefined;
+}
+/** What the constraints parse with. */
 const integer = (min: bigint, max: bigint) => (value: string) =>
-  /^[\t\n\v\f\r ]*[+-]?\d+[\t\n\v\f\r ]*$/.test(value) && BigInt(value) >= min && BigInt(value) <= max;
+  parseNetInteger(value, { min, max }) !== undefined;
 /** A decimal number; .NET's parsers take no `0x`, `0b` or `0o` forms, which Number() does. */
 const number = (value: string) =>
   value.trim() !== '' && !/^\s*[+-]?0[xbo]/i.test(value) && Number.isFinite(Number(value));
@@ -48,7 +55,7 @@ function constraint(spec: string, template: string): (value: string) => boolean 
     case 'int':
       return integer(-(2n ** 31n), 2n ** 31n - 1n);
     case 'long':
-      return integer(-(2n ** 63n), 2n ** 63n - 1n);
+      return integer(INT64.min, INT64.max);
     case 'bool':
       // bool.TryParse trims white space first.
       return (value) => /^(true|false)$/i.test(value.trim());
@@ -73,12 +80,11 @@ function constraint(spec: string, template: string): (value: string) => boolean 
         ? (value) => value.length >= a && value.length <= b
         : (value) => value.length === a;
     case 'min':
-      return (value) => integer(-(2n ** 63n), 2n ** 63n - 1n)(value) && Number(value) >= a;
+      return (value) => integer(INT64.min, INT64.max)(value) && Number(value) >= a;
     case 'max':
-      return (value) => integer(-(2n ** 63n), 2n ** 63n - 1n)(value) && Number(value) <= a;
+      return (value) => integer(INT64.min, INT64.max)(value) && Number(value) <= a;
     case 'range':
-      return (value) =>
-        integer(-(2n ** 63n), 2n ** 63n - 1n)(value) && Number(value) >= a && Number(value) <= b;
+      return (value) => integer(INT64.min, INT64.max)(value) && Number(value) >= a && Number(value) <= b;
     case 'regex': {
       const regex = new RegExp(args ?? '', 'i');
       return (value) => regex.test(value);

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody, sendJson } from '../../core/http.ts';
 import type { RegisteredFunction, RpcTypedData } from '../core-api.ts';
 import { type Host, isDisabled, type TriggerBinding, type TriggerKind, triggerOf } from '../host.ts';
-import { MAX_REQUEST_BYTES, presentedKey } from '../http/functions.ts';
+import { presentedKey } from '../http/functions.ts';
 import type { TriggerInput } from '../invoke.ts';
 
 const SYSTEM_KEY = 'eventgrid_extension';
@@ -90,7 +90,7 @@ async function serve(host: Host, req: IncomingMessage, res: ServerResponse, url:
     return;
   }
   const kind = String(req.headers['aeg-event-type'] ?? '').toLowerCase();
-  const events = parseEvents(await readBody(req, MAX_REQUEST_BYTES));
+  const events = parseEvents(await readBody(req, host.config.requestBodyLimit));
   if (kind === 'unsubscribe') {
     res.writeHead(202, { 'content-length': 0 }).end();
     return;

@@ -7,3 +7,10 @@ app.http('site', {
   route: '{*path}',
   handler: async (request) => ({ body: `site: ${request.params.path ?? '(root)'}` }),
 });
+
+app.http('upload', {
+  methods: ['POST'],
+  authLevel: 'anonymous',
+  route: 'upload',
+  handler: async (request) => ({ body: String((await request.arrayBuffer()).byteLength) }),
+});

@@ -1,4 +1,7 @@
-/** The host's home page at `/`, and a function app that serves `/` itself (an empty routePrefix). */
+/**
+ * The HTTP side under an empty routePrefix and app settings: the host's home page at `/` (and a function
+ * app that serves `/` itself), FUNCTIONS_REQUEST_BODY_SIZE_LIMIT.
+ */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { testDataDir } from '../core/testing.ts';
 import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
@@ -9,7 +12,11 @@ let host: ComponentUnderTest;
 let base: string;
 
 beforeAll(async () => {
-  const settings = { AzureWebJobsSecretStorageType: 'files', AzureWebJobsDisableHomepage: 'True' };
+  const settings = {
+    AzureWebJobsSecretStorageType: 'files',
+    AzureWebJobsDisableHomepage: 'True',
+    FUNCTIONS_REQUEST_BODY_SIZE_LIMIT: '1024',
+  };
   host = await startComponent('functions', { port: 0, appDir: appPath('app-routes'), settings }, data.dir);
   base = host.endpoints.baseUrl as string;
 });
@@ -32,4 +39,12 @@ it('answers 204 (empty) where the home page would be, with AzureWebJobsDisableHo
     expect(response.status, method).toBe(204);
     expect(await response.text()).toBe('');
   }
+});
+
+it('refuses a body over FUNCTIONS_REQUEST_BODY_SIZE_LIMIT (1024 bytes here) with 413, empty, and takes one up to it', async () => {
+  const upload = (size: number) => fetch(`${base}/upload`, { method: 'POST', body: Buffer.alloc(size) });
+  expect(await (await upload(1024)).text()).toBe('1024');
+  const over = await upload(1025);
+  expect(over.status).toBe(413);
+  expect(await over.text()).toBe('');
 });
