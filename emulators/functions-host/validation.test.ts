@@ -220,6 +220,24 @@ describe('functions in error', () => {
     expect((await metadata('first')).isDisabled).toBe(false);
     expect((await fetch(`${base}/api/off`)).status).toBe(404);
   });
+
+  it('runs a disabled HTTP function for the master key alone, as the runtime does; any other key gets 404', async () => {
+    const { functionKey } = (await testContext(data.dir)).secrets;
+    const tries: Record<string, string>[] = [
+      {},
+      { 'x-functions-key': functionKey },
+      { 'x-functions-key': 'wrong' },
+    ];
+    for (const headers of tries) {
+      const response = await fetch(`${base}/api/off`, { headers });
+      expect(response.status).toBe(404);
+      expect(await response.text()).toBe('');
+    }
+    expect(await (await fetch(`${base}/api/off?code=${masterKey}`)).text()).toBe('off');
+    expect(await (await fetch(`${base}/api/off`, { headers: { 'x-functions-key': masterKey } })).text()).toBe(
+      'off',
+    );
+  });
 });
 
 describe('TimeSpan values (timer schedules, functionTimeout)', () => {

@@ -22,6 +22,8 @@ interface HttpRoute {
   /** Upper-case methods; undefined accepts every method. */
   methods: Set<string> | undefined;
   authLevel: AuthLevel;
+  /** `AzureWebJobs.<name>.Disabled`: only the master key runs it. */
+  disabled: boolean;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -63,7 +65,7 @@ export function httpRoutes(host: Host): HttpRoute[] {
   const routes: HttpRoute[] = [];
   for (const fn of host.registry.functions.values()) {
     const trigger = triggerOf(fn);
-    if (trigger.type.toLowerCase() !== 'httptrigger' || isDisabled(host.settings, fn)) continue;
+    if (trigger.type.toLowerCase() !== 'httptrigger') continue;
     const route = typeof trigger.route === 'string' && trigger.route.trim() ? trigger.route.trim() : fn.name;
     const methods = Array.isArray(trigger.methods)
       ? trigger.methods.map((m) => String(m).toUpperCase())
@@ -81,6 +83,7 @@ export function httpRoutes(host: Host): HttpRoute[] {
       route: compileRoute([host.config.routePrefix, route.replace(/^\/+/, '')].filter(Boolean).join('/')),
       methods: methods?.length ? new Set(methods) : undefined,
       authLevel: level,
+      disabled: isDisabled(host.settings, fn),
     });
   }
   return routes.sort((a, b) => comparePrecedence(a.route, b.route));
@@ -121,6 +124,11 @@ export async function serveFunction(
     (await host.keys.authorize(route.authLevel, presentedKey(req, url.searchParams), route.fn.name));
   if (!allowed) {
     res.writeHead(401, { 'content-length': 0 }).end();
+    return true;
+  }
+  // As FunctionInvocationMiddleware: once authorized, a disabled function is 404 but for the master key.
+  if (route.disabled && (await host.keys.level(presentedKey(req, url.searchParams))) !== 'admin') {
+    res.writeHead(404, { 'content-length': 0 }).end();
     return true;
   }
   if (host.httpStreamUri) {
