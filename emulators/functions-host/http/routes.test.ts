@@ -33,3 +33,11 @@ describe('{flag:bool}: what bool.TryParse takes', () => {
       expect(matches('t/{flag:bool}', `/t/${value}`), value).toBe(false);
   });
 });
+
+describe('a segment of several parts, matched as ASP.NET matches it: literals from the right', () => {
+  const values = (template: string, path: string) => matchRoute(compileRoute(template), pathSegments(path));
+  it('gives the last parameter what follows the last literal', () => {
+    expect(values('files/{name}.{ext}', '/files/archive.tar.gz')).toEqual({ name: 'archive.tar', ext: 'gz' });
+    expect(values('t/{a}-{b}-{c}', '/t/p-q-r-s')).toEqual({ a: 'p-q', b: 'r', c: 's' });
+  });
+});

@@ -118,7 +118,8 @@ function parseSegment(text: string, template: string): Segment {
     else parts.push({ param: parseParam(match[1] ?? '', template) });
   }
   if (parts.length <= 1) return { parts };
-  const source = parts.map((part) => ('literal' in part ? escapeRegExp(part.literal) : '(.+?)')).join('');
+  // ASP.NET finds each literal from the right (its last occurrence): greedy captures do the same.
+  const source = parts.map((part) => ('literal' in part ? escapeRegExp(part.literal) : '(.+)')).join('');
   return { parts, pattern: new RegExp(`^${source}$`, 'i') };
 }
 
