@@ -41,3 +41,12 @@ describe('a segment of several parts, matched as ASP.NET matches it: literals fr
     expect(values('t/{a}-{b}-{c}', '/t/p-q-r-s')).toEqual({ a: 'p-q', b: 'r', c: 's' });
   });
 });
+
+describe('an optional parameter after a period ({name}.{ext?})', () => {
+  const values = (path: string) => matchRoute(compileRoute('files/{name}.{ext?}'), pathSegments(path));
+  it('may be left out with its period, as ASP.NET takes it; a segment ending in the period matches nothing', () => {
+    expect(values('/files/readme')).toEqual({ name: 'readme' });
+    expect(values('/files/a.b.c')).toEqual({ name: 'a.b', ext: 'c' });
+    expect(values('/files/readme.')).toBeUndefined();
+  });
+});

@@ -19,6 +19,8 @@ interface Segment {
   parts: Part[];
   /** For segments mixing literals and parameters (`{name}.json`). */
   pattern?: RegExp;
+  /** `{name}.{ext?}`: the pattern without its period and optional parameter, tried if the whole fails. */
+  withoutOptional?: RegExp;
 }
 
 export interface CompiledRoute {
@@ -118,9 +120,21 @@ function parseSegment(text: string, template: string): Segment {
     else parts.push({ param: parseParam(match[1] ?? '', template) });
   }
   if (parts.length <= 1) return { parts };
-  // ASP.NET finds each literal from the right (its last occurrence): greedy captures do the same.
+  const [last, before] = [parts.at(-1), parts.at(-2)];
+  // ASP.NET's separator: a period before an optional parameter that ends the segment.
+  const separated =
+    last && 'param' in last && last.param.optional && before && 'literal' in before && before.literal === '.';
+  return {
+    parts,
+    pattern: partsPattern(parts),
+    withoutOptional: separated ? partsPattern(parts.slice(0, -2)) : undefined,
+  };
+}
+
+/** ASP.NET finds each literal from the right (its last occurrence): greedy captures do the same. */
+function partsPattern(parts: Part[]): RegExp {
   const source = parts.map((part) => ('literal' in part ? escapeRegExp(part.literal) : '(.+)')).join('');
-  return { parts, pattern: new RegExp(`^${source}$`, 'i') };
+  return new RegExp(`^${source}$`, 'i');
 }
 
 export function compileRoute(template: string): CompiledRoute {
@@ -177,11 +191,15 @@ export function matchRoute(
       if (!accepts(single, value)) return undefined;
       values[single.name] = value;
     } else if (segment.pattern) {
-      const match = segment.pattern.exec(value);
+      let match = segment.pattern.exec(value);
+      if (!match && segment.withoutOptional && !value.endsWith('.'))
+        match = segment.withoutOptional.exec(value);
       if (!match) return undefined;
       const params = segment.parts.flatMap((part) => ('param' in part ? [part.param] : []));
       for (const [j, param] of params.entries()) {
-        const captured = match[j + 1] ?? '';
+        const captured = match[j + 1];
+        // The optional parameter left out with its period.
+        if (captured === undefined) continue;
         if (!accepts(param, captured)) return undefined;
         values[param.name] = captured;
       }
