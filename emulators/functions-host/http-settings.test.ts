@@ -1,5 +1,5 @@
 /**
- * The HTTP side under an empty routePrefix and app settings: the host's home page at `/` (and a function
+ * The HTTP side under an empty routePrefix and app settings: the order of routes, the host's home page at `/` (and a function
  * app that serves `/` itself), FUNCTIONS_REQUEST_BODY_SIZE_LIMIT.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -47,4 +47,12 @@ it('refuses a body over FUNCTIONS_REQUEST_BODY_SIZE_LIMIT (1024 bytes here) with
   const over = await upload(1025);
   expect(over.status).toBe(413);
   expect(await over.text()).toBe('');
+});
+
+it("tries the routes in the order of the functions' names, as the runtime does, not by how specific they are", async () => {
+  const answer = async (path: string) => (await fetch(`${base}${path}`)).text();
+  expect(await answer('/products/list')).toBe('details');
+  expect(await answer('/products/7')).toBe('details');
+  expect(await answer('/items')).toBe('allItems');
+  expect(await answer('/items/7')).toBe('item');
 });

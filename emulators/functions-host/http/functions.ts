@@ -7,7 +7,7 @@ import type { AuthLevel } from '../keys.ts';
 import { closeAfterAnswer, readAtMost } from './body.ts';
 import { httpBindingData, httpOutput, httpOutputName, sendRpcHttp, toRpcHttp } from './convert.ts';
 import { decodeRequestPath, pathSegments } from './request-path.ts';
-import { type CompiledRoute, comparePrecedence, compileRoute, matchRoute } from './routes.ts';
+import { type CompiledRoute, compileRoute, matchRoute, ordinalIgnoreCase } from './routes.ts';
 import { serveStreaming } from './stream.ts';
 
 /** The Executing line's reason for a run asked for through the admin API. */
@@ -86,7 +86,11 @@ export function httpRoutes(host: Host): HttpRoute[] {
       disabled: isDisabled(host.settings, fn),
     });
   }
-  return routes.sort((a, b) => comparePrecedence(a.route, b.route));
+  // The first route that matches wins, in the order the runtime lists its functions: by name in any
+  // case (FunctionMetadataManager), with no precedence between templates (the HTTP extension's
+  // WebJobsRouteBuilder adds them as they come): azure-functions-host#9876,
+  // azure-functions-nodejs-library#300.
+  return routes.sort((a, b) => ordinalIgnoreCase(a.fn.name, b.fn.name));
 }
 
 /** The invoke URL of an HTTP function, as the admin API reports it. */

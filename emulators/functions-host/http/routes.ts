@@ -1,8 +1,8 @@
 /**
  * ASP.NET Core route templates, as the host routes HTTP functions: literal and parameter segments
  * matched case-insensitively, `{name?}`, `{name=default}`, `{*catchAll}`, inline constraints
- * (`{id:int}`, `{name:alpha:minlength(2)}`, `{x:regex(^a+$)}` …), and ASP.NET's precedence between
- * templates (literal before constrained parameter before parameter before catch-all).
+ * (`{id:int}`, `{name:alpha:minlength(2)}`, `{x:regex(^a+$)}` …). The host tries them in the order of
+ * its functions' names, with no precedence between templates (see http/functions.ts).
  */
 import type { PathSegments } from './request-path.ts';
 
@@ -26,8 +26,6 @@ interface Segment {
 export interface CompiledRoute {
   template: string;
   segments: Segment[];
-  /** ASP.NET's inbound precedence, one digit per segment: lower is more specific. */
-  precedence: number[];
 }
 
 export const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -139,25 +137,14 @@ function partsPattern(parts: Part[]): RegExp {
 
 export function compileRoute(template: string): CompiledRoute {
   const texts = template.split('/').filter((segment) => segment !== '');
-  const segments = texts.map((text) => parseSegment(text, template));
-  const precedence = segments.map((segment) => {
-    const [only] = segment.parts;
-    if (segment.parts.length > 1) return 2;
-    if (!only || 'literal' in only) return 1;
-    if (only.param.catchAll) return 5;
-    return only.param.constraints.length ? 3 : 4;
-  });
-  return { template, segments, precedence };
+  return { template, segments: texts.map((text) => parseSegment(text, template)) };
 }
 
-export function comparePrecedence(a: CompiledRoute, b: CompiledRoute): number {
-  for (let i = 0; i < Math.max(a.precedence.length, b.precedence.length); i++) {
-    const diff = (a.precedence[i] ?? 0) - (b.precedence[i] ?? 0);
-    if (diff) return diff;
-  }
-  // ASP.NET's route tree breaks ties by StringComparison.Ordinal: UTF-16 code units, as `<` compares.
-  return a.template < b.template ? -1 : a.template > b.template ? 1 : 0;
-}
+/** .NET's OrdinalIgnoreCase comparison: code units of the upper-cased texts. */
+export const ordinalIgnoreCase = (a: string, b: string) => {
+  const [x, y] = [a.toUpperCase(), b.toUpperCase()];
+  return x < y ? -1 : x > y ? 1 : 0;
+};
 
 const accepts = (param: Param, value: string) => param.constraints.every((check) => check(value));
 

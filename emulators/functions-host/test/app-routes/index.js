@@ -14,3 +14,12 @@ app.http('upload', {
   route: 'upload',
   handler: async (request) => ({ body: String((await request.arrayBuffer()).byteLength) }),
 });
+
+// The host tries routes in the order of the functions' names, whatever the templates: `details` answers
+// /products/list before `list`, and `allItems` answers /items before `item` (azure-functions-host#9876).
+const named = async (_request, context) => ({ body: context.functionName });
+const get = (route) => ({ methods: ['GET'], authLevel: 'anonymous', route, handler: named });
+app.http('list', get('products/list'));
+app.http('details', get('products/{id}'));
+app.http('item', get('items/{id?}'));
+app.http('allItems', get('items'));

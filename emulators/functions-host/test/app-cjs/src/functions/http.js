@@ -52,12 +52,12 @@ app.http('products', {
   route: 'products/{category:alpha}/{id:int?}',
   handler: async (request) => ({ jsonBody: { params: request.params } }),
 });
+// Never reached by a GET: 'products' comes first by name and its route takes products/special too.
 app.http('productsById', {
   route: 'products/special',
-  handler: async () => ({ body: 'literal wins' }),
+  handler: async () => ({ body: 'literal' }),
 });
-// Equal precedence, both match `ties/1` (literals compare case-insensitively): the ordinal tie-break
-// of ASP.NET's route tree puts 'Ties/{name}' first ('T' < 't').
+// Both match `ties/1`: 'tieLower' comes first by name (any case).
 app.http('tieLower', { route: 'ties/{id}', handler: async () => ({ body: 'ties/{id}' }) });
 app.http('tieUpper', { route: 'Ties/{name}', handler: async () => ({ body: 'Ties/{name}' }) });
 app.http('files', {
