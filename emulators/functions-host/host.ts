@@ -6,6 +6,7 @@ import type { StackClock } from '../core/clock.ts';
 import type { HostConfig } from './config.ts';
 import { resolveSettingReferences, type Settings } from './connections.ts';
 import type { AppRegistry, BindingInfo, RegisteredFunction } from './core-api.ts';
+import { ordinalIgnoreCase } from './http/routes.ts';
 import type { Invoker, TriggerInput } from './invoke.ts';
 import type { KeyManager } from './keys.ts';
 import type { FunctionLogs } from './logs.ts';
@@ -117,20 +118,21 @@ const httpTriggerOf = (fn: RegisteredFunction) => {
 };
 
 /**
- * The functions the runtime would put in error, each with its message, as it validates them at start
- * (WorkerFunctionMetadataProvider.ValidateMetadata, then ScriptHost.ValidateFunction in registration
- * order): an invalid name, an HTTP route in the runtime's own `admin`/`runtime` space, and an HTTP route
- * (without the prefix, in any case) that an earlier function has with a method in common. The runtime
- * logs each and runs the others.
+ * The functions the runtime would put in error, each with its message, as it validates them at start:
+ * an invalid name (WorkerFunctionMetadataProvider.ValidateMetadata, in registration order), then, in
+ * the order of the names (any case: FunctionMetadataManager lists them so for ScriptHost.ValidateFunction),
+ * an HTTP route in the runtime's own `admin`/`runtime` space, and an HTTP route (without the prefix, in
+ * any case) that an earlier function has with a method in common. The runtime logs each and runs the others.
  */
 export function functionErrors(functions: Iterable<RegisteredFunction>): Map<string, string> {
   const errors = new Map<string, string>();
   const http: [string, { route: string; methods: string[] }][] = [];
-  for (const fn of functions) {
-    if (!FUNCTION_NAME.test(fn.name) || fn.name.toLowerCase() === 'host') {
-      errors.set(fn.name, `'${fn.name}' is not a valid function name.`);
-      continue;
-    }
+  const valid = [...functions].filter((fn) => {
+    const ok = FUNCTION_NAME.test(fn.name) && fn.name.toLowerCase() !== 'host';
+    if (!ok) errors.set(fn.name, `'${fn.name}' is not a valid function name.`);
+    return ok;
+  });
+  for (const fn of valid.sort((a, b) => ordinalIgnoreCase(a.name, b.name))) {
     const trigger = httpTriggerOf(fn);
     if (!trigger) continue;
     if (trigger.route.startsWith('admin') || trigger.route.startsWith('runtime')) {

@@ -181,6 +181,7 @@ describe('functions in error', () => {
       "The 'adminRoute' function is in error: The specified route conflicts with one or more built in routes.",
       "The 'runtimeRoute' function is in error: The specified route conflicts with one or more built in routes.",
       "The 'second' function is in error: The route specified conflicts with the route defined by function 'first'.",
+      "The 'zeta' function is in error: The route specified conflicts with the route defined by function 'alpha'.",
       "The 'badSchedule' function is in error: Microsoft.Azure.WebJobs.Host: Error indexing method 'Functions.badSchedule'. Microsoft.Azure.WebJobs.Extensions: The schedule expression 'every minute' was not recognized as a valid cron expression or timespan string.",
       "The 'unsetSchedule' function is in error: Microsoft.Azure.WebJobs.Host: Error indexing method 'Functions.unsetSchedule'. Microsoft.Azure.WebJobs.Host: '%NoSuchSchedule%' does not resolve to a value.",
     ]);
@@ -200,7 +201,7 @@ describe('functions in error', () => {
     )
       .map((fn) => fn.name)
       .sort();
-    expect(names).toEqual(['first', 'off', 'ok_2-b', 'third']);
+    expect(names).toEqual(['alpha', 'first', 'off', 'ok_2-b', 'third']);
   });
 
   it('runs the others: the first of two conflicting routes, one with no method in common, valid names', async () => {
@@ -209,6 +210,7 @@ describe('functions in error', () => {
     expect(await (await fetch(`${base}/api/same`, { method: 'POST' })).text()).toBe('first');
     expect(await (await fetch(`${base}/api/same`, { method: 'DELETE' })).text()).toBe('third');
     expect(await (await fetch(`${base}/api/ok_2-b`)).text()).toBe('ok_2-b');
+    expect(await (await fetch(`${base}/api/dup`)).text()).toBe('alpha');
   });
 
   it('reports a disabled function as disabled in the admin API', async () => {

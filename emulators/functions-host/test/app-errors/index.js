@@ -12,6 +12,9 @@ app.http('runtimeRoute', { authLevel: 'anonymous', route: '/Runtime/x', handler:
 // The same route (any case, any slashes) and a method in common: the later one is in error.
 app.http('first', { authLevel: 'anonymous', route: 'same', methods: ['GET', 'POST'], handler: name });
 app.http('second', { authLevel: 'anonymous', route: '/SAME/', methods: ['POST', 'PUT'], handler: name });
+// The runtime checks routes in the order of the names, not of registration: 'zeta' is the one in error.
+app.http('zeta', { authLevel: 'anonymous', route: 'dup', handler: name });
+app.http('alpha', { authLevel: 'anonymous', route: 'dup', handler: name });
 // No method in common: both run.
 app.http('third', { authLevel: 'anonymous', route: 'same', methods: ['DELETE'], handler: name });
 // Valid names with digits, '_' and '-'.
