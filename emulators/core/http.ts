@@ -127,14 +127,29 @@ export async function listen(server: NetServer, port: number, host = LOOPBACK): 
   if (port !== 0) return listenOn(server, port, host);
   const [low, high] = freeRange();
   for (let tries = 0; ; tries += 1) {
+    const drawn = low + Math.floor(portDraw.random() * (high - low));
+    if (drawnLately(drawn) && tries < 100) continue;
     try {
-      return await listenOn(server, low + Math.floor(portDraw.random() * (high - low)), host);
+      const bound = await listenOn(server, drawn, host);
+      lately.set(bound, Date.now());
+      return bound;
     } catch (error) {
       // Taken (by another stack, say): another draw. After many, the range is not ours to use.
-      if (!(error instanceof PortInUseError) || tries === 100) throw error;
+      if (!(error instanceof PortInUseError) || tries >= 100) throw error;
     }
   }
 }
+
+/**
+ * Ports this process drew in the last minutes, which its next draws skip: a port drawn and let go for
+ * another process to listen on (a launcher's reservation, a test's freePort for a web app) was free
+ * again to this process's next draw, and a stack started meanwhile took it ("the web app cannot listen
+ * on port …: EADDRINUSE", seen in CI).
+ */
+const lately = new Map<number, number>();
+const LATELY_MS = 5 * 60_000;
+export const drawnLately = (port: number) =>
+  Date.now() - (lately.get(port) ?? Number.NEGATIVE_INFINITY) < LATELY_MS;
 
 /** Closes a server at once: every connection ends, a request under way too (an outage, for a store). */
 export function close(server: Server): Promise<void> {

@@ -101,6 +101,19 @@ describe('free ports', () => {
     }
   });
 
+  it('does not draw again a port this process drew lately and let go: another process may be about to listen on it', async () => {
+    // As a test's freePort for a web app it starts after a stack: the stack's draws must not take it.
+    const handedOver = await freePort();
+    const random = vi.spyOn(portDraw, 'random').mockReturnValueOnce(draw(handedOver));
+    try {
+      const next = await freePort();
+      expect(random).toHaveBeenCalledTimes(2);
+      expect(next).not.toBe(handedOver);
+    } finally {
+      random.mockRestore();
+    }
+  });
+
   describe('TASKSTACK_FREE_PORTS', () => {
     const before = process.env[FREE_PORTS_ENV];
     afterEach(() => {

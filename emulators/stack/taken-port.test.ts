@@ -9,10 +9,10 @@ import { CosmosClient } from '@azure/cosmos';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, afterEach, expect, it, vi } from 'vitest';
 import { loadApps } from '../core/apps.ts';
-import { freeRange, LOOPBACK, portDraw } from '../core/http.ts';
+import { drawnLately, freeRange, LOOPBACK, portDraw } from '../core/http.ts';
 import { testDataDir } from '../core/testing.ts';
 import { start } from './launcher.ts';
-import { freePort, stackPorts } from './ports.ts';
+import { portIsFree, stackPorts } from './ports.ts';
 import { stackFilePath } from './stackfile.ts';
 
 const data = testDataDir();
@@ -39,15 +39,28 @@ function drawFor(component: string, port: number) {
   const [low, high] = freeRange();
   const index = Object.keys(stackPorts(loadApps())).indexOf(component);
   let draws = 0;
-  vi.spyOn(portDraw, 'random').mockImplementation(() =>
-    draws++ === index ? (port - low + 0.5) / (high - low) : Math.random(),
-  );
+  const at = (drawn: number) => (drawn - low + 0.5) / (high - low);
+  // The other draws avoid ports drawn lately, which the launcher would skip with one draw more.
+  const other = (): number => {
+    const drawn = low + Math.floor(Math.random() * (high - low));
+    return drawnLately(drawn) ? other() : at(drawn);
+  };
+  vi.spyOn(portDraw, 'random').mockImplementation(() => (draws++ === index ? at(port) : other()));
+}
+
+/** A free port of the range that this process has not drawn lately (its draws skip those). */
+async function undrawnFreePort(): Promise<number> {
+  const [low, high] = freeRange();
+  for (;;) {
+    const port = low + Math.floor(Math.random() * (high - low));
+    if (!drawnLately(port) && (await portIsFree(port))) return port;
+  }
 }
 
 const portOf = (url: string | undefined) => Number(new URL(url ?? '').port);
 
 it('draws a free port anew for a component whose drawn port was taken, and wires the new one everywhere', async () => {
-  const taken = await freePort();
+  const taken = await undrawnFreePort();
   drawFor('cosmos', taken);
   takeWhenLetGo(taken);
   const stack = await start({
@@ -81,7 +94,7 @@ it('draws a free port anew for a component whose drawn port was taken, and wires
 });
 
 it('draws anew for Azurite too, whose start leaves the widest gap', async () => {
-  const taken = await freePort();
+  const taken = await undrawnFreePort();
   drawFor('blob', taken);
   takeWhenLetGo(taken);
   const stack = await start({ dataDir: data.dir, ports: 'free', console: false, components: ['blob'] });
@@ -99,7 +112,7 @@ it('draws anew for Azurite too, whose start leaves the widest gap', async () => 
 });
 
 it('fails on a port the user gave, taken before its component listens, naming the component and the port', async () => {
-  const taken = await freePort();
+  const taken = await undrawnFreePort();
   takeWhenLetGo(taken);
   const attempt = start({
     dataDir: data.dir,
