@@ -399,7 +399,7 @@ async function startLocked(
   if (watched.length > 0) {
     watcher = watchApps(watched, (component) => !stoppedOnPurpose.has(component.name));
     const folders = [...new Set(watched.map((app) => relative(repositoryRoot, app.dir)))];
-    out.line('stack', `watching ${folders.join(', ')}: an edit rebuilds its app and restarts it`);
+    out.line('stack', `watching ${folders.join(', ')}: an edit rebuilds its app and reloads it`);
   }
   out.line('stack', `ready in ${Math.round(performance.now() - began)} ms`);
   return stack;

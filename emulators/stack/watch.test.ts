@@ -183,7 +183,7 @@ describe('a stack started with watch', () => {
 
 describe('taskstack start', () => {
   it('watches the apps, as func start does, unless --no-watch', async () => {
-    const said = 'stack | watching system/web: an edit rebuilds its app and restarts it';
+    const said = 'stack | watching system/web: an edit rebuilds its app and reloads it';
     for (const [flags, watching] of [
       [[], true],
       [['--no-watch'], false],
