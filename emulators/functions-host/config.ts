@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { readJsonIfExists } from '../core/files.ts';
 import type { Settings } from './connections.ts';
 import { parseNetInteger } from './http/routes.ts';
+import { parseTimeSpan } from './timespan.ts';
 
 const logLevel = z.enum(['Trace', 'Debug', 'Information', 'Warning', 'Error', 'Critical', 'None']);
 export type HostLogLevel = z.infer<typeof logLevel>;
@@ -109,31 +110,6 @@ function timeoutBounds(sku: string | undefined) {
         max: '10675199.02:48:05.4775807',
         unbounded: true,
       };
-}
-
-/**
- * Parses a TimeSpan as .NET's TimeSpan.Parse reads it (invariant culture), as host.json and timer
- * schedules are read: `d` (days), `[d.]hh:mm[:ss[.fffffff]]`, `d:hh:mm:ss[.fffffff]`; hours 0-23,
- * minutes and seconds 0-59. Three numbers whose first is no hour are days, hours and minutes, as .NET
- * falls back to them: `24:00:00` is 24 days, not a day. Undefined when .NET would refuse it.
- */
-export function parseTimeSpan(text: string): number | undefined {
-  const value = text.trim();
-  const part = (digits: string | undefined, max = Number.POSITIVE_INFINITY) =>
-    digits === undefined ? 0 : Number(digits) <= max ? Number(digits) : Number.NaN;
-  const ms = (days: number, hours: number, minutes: number, seconds: number, fraction = '0') => {
-    const total = (((days * 24 + hours) * 60 + minutes) * 60 + seconds) * 1000;
-    return Number.isNaN(total) ? undefined : total + Math.round(Number(`0.${fraction}`) * 1000);
-  };
-  if (/^\d+$/.test(value)) return ms(Number(value), 0, 0, 0);
-  const four = /^(\d+):(\d+):(\d+):(\d+)(?:\.(\d{1,7}))?$/.exec(value);
-  if (four) return ms(part(four[1]), part(four[2], 23), part(four[3], 59), part(four[4], 59), four[5]);
-  const match = /^(?:(\d+)\.)?(\d+):(\d+)(?::(\d+)(?:\.(\d{1,7}))?)?$/.exec(value);
-  if (!match) return undefined;
-  const [, days, hours = '', minutes = '', seconds, fraction] = match;
-  if (days === undefined && seconds !== undefined && fraction === undefined && Number(hours) > 23)
-    return ms(part(hours), part(minutes, 23), part(seconds, 59), 0);
-  return ms(part(days), part(hours, 23), part(minutes, 59), part(seconds, 59), fraction);
 }
 
 /**

@@ -10,6 +10,7 @@ import type { RegisteredFunction, RetryOptions } from './core-api.ts';
 import type { Host } from './host.ts';
 import { asError, type InvocationOutcome, type TriggerInput } from './invoke.ts';
 import type { Pauses } from './listeners.ts';
+import { timeSpan } from './timespan.ts';
 
 /** The triggers whose bindings carry WebJobs' [SupportsRetry] (Timer, Event Hubs, Cosmos DB). */
 export const RETRY_TRIGGERS = new Set(['timertrigger', 'eventhubtrigger', 'cosmosdbtrigger']);
@@ -37,15 +38,6 @@ export function* retryDelays(options: RetryOptions, random = Math.random): Gener
     }
     yield current;
   }
-}
-
-/** .NET's TimeSpan.ToString() ("c"): `[d.]hh:mm:ss[.fffffff]`. */
-export function timeSpan(delayMs: number): string {
-  const ticks = Math.round(delayMs * 10_000);
-  const days = Math.floor(ticks / 864e9);
-  const clock = new Date(Math.floor((ticks % 864e9) / 1e4)).toISOString().slice(11, 19);
-  const fraction = ticks % 1e7;
-  return `${days ? `${days}.` : ''}${clock}${fraction ? `.${String(fraction).padStart(7, '0')}` : ''}`;
 }
 
 /** Runs `fn` for one trigger input with its retry policy, if its trigger supports one. */

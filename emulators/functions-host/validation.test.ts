@@ -7,8 +7,9 @@ import { repositoryRoot } from '../core/apps.ts';
 import { testContext, testDataDir } from '../core/testing.ts';
 import type { ComponentUnderTest } from '../stack/test-support.ts';
 import { startComponent } from '../stack/test-support.ts';
-import { loadHostConfig, parseTimeSpan } from './config.ts';
+import { loadHostConfig } from './config.ts';
 import { appPath } from './test/helpers.ts';
+import { parseTimeSpan } from './timespan.ts';
 
 const data = testDataDir();
 let host: ComponentUnderTest;

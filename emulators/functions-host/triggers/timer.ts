@@ -4,7 +4,6 @@
  * AzureWebJobsStorage, so that after a restart a missed occurrence runs once with `isPastDue`. An outage
  * of that storage never stops the timer: it fires on, and the status is saved again once storage is back.
  */
-import { parseTimeSpan } from '../config.ts';
 import {
   blobService,
   downloadBlob,
@@ -16,7 +15,8 @@ import type { RegisteredFunction } from '../core-api.ts';
 import { type Host, IndexingError, type Listener, type TriggerBinding, type TriggerKind } from '../host.ts';
 import type { TriggerInput } from '../invoke.ts';
 import { Outage, Pauses } from '../listeners.ts';
-import { invokeWithRetries, timeSpan } from '../retry.ts';
+import { invokeWithRetries } from '../retry.ts';
+import { parseTimeSpan, timeSpan } from '../timespan.ts';
 import { expanded, ncrontab, subMinute } from './ncrontab.ts';
 import { localTime, nextOccurrences, type Schedule } from './timer-log.ts';
 
