@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { readJsonIfExists } from '../core/files.ts';
 import type { Settings } from './connections.ts';
+import { type ClientRetryOptions, clientRetryOptions } from './eventhub-retry.ts';
 import { parseNetInteger } from './http/routes.ts';
 import { parseTimeSpan } from './timespan.ts';
 
@@ -42,6 +43,7 @@ const hostJsonSchema = z.looseObject({
           initialOffsetOptions: z
             .looseObject({ type: z.string().optional(), enqueuedTimeUtc: z.string().optional() })
             .optional(),
+          clientRetryOptions: z.record(z.string(), z.unknown()).optional(),
         })
         .optional(),
     })
@@ -84,7 +86,13 @@ export interface HostConfig {
    * extension builds its queue's options from these alone: `extensions.queues` does not apply.
    */
   blobs: { poisonBlobThreshold: number; maxDegreeOfParallelism: number };
-  eventHubs: { maxBatchSize: number; checkpointFrequency: number; initialOffset: InitialOffset };
+  /** `clientRetry`: how the extension's clients retry (`clientRetryOptions`, see eventhub-retry.ts). */
+  eventHubs: {
+    maxBatchSize: number;
+    checkpointFrequency: number;
+    initialOffset: InitialOffset;
+    clientRetry: ClientRetryOptions;
+  };
   /**
    * local.settings.json `Host.MaxRequestBodySize`: the app promises that none of its HTTP functions
    * accepts a larger body, so the host reads no more than this + 1 byte (see http/body.ts).
@@ -199,6 +207,7 @@ export function loadHostConfig(appDir: string, settings: Settings = {}): HostCon
       maxBatchSize: eventHubs?.maxEventBatchSize ?? eventHubs?.maxBatchSize ?? 100,
       checkpointFrequency: eventHubs?.batchCheckpointFrequency ?? 1,
       initialOffset: initialOffset(eventHubs?.initialOffsetOptions),
+      clientRetry: clientRetryOptions(eventHubs?.clientRetryOptions),
     },
     maxRequestBodySize: readLocalSettings(appDir).Host?.MaxRequestBodySize,
     requestBodyLimit: requestBodyLimit(settings),

@@ -146,6 +146,102 @@ describe('host.json extensions.eventHubs.initialOffsetOptions', () => {
   });
 });
 
+describe('host.json extensions.eventHubs.clientRetryOptions', () => {
+  const retryOf = (options: string) =>
+    loadHostConfig(
+      hostJson(`{"version": "2.0", "extensions": {"eventHubs": {"clientRetryOptions": ${options}}}}`),
+    ).eventHubs.clientRetry;
+  const refusal = (options: string) => {
+    try {
+      retryOf(options);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    throw new Error(`${options} was taken`);
+  };
+  const at = (property: string, type: string) =>
+    `host.json: Failed to convert configuration value at 'AzureFunctionsJobHost:extensions:EventHubs:ClientRetryOptions:${property}' to type '${type}'.`;
+  const setter = 'host.json: extensions.eventHubs.clientRetryOptions.';
+
+  it("reads the extension's EventHubsRetryOptions, with their defaults", () => {
+    expect(loadHostConfig(hostJson('{"version": "2.0"}')).eventHubs.clientRetry).toEqual({
+      mode: 'exponential',
+      maximumRetries: 3,
+      delayMs: 800,
+      maximumDelayMs: 60_000,
+      tryTimeoutMs: 60_000,
+    });
+    expect(
+      retryOf(
+        '{"mode": "fixed", "tryTimeout": "00:00:05", "delay": "00:00:00.25", "maximumDelay": "00:00:02", "maximumRetries": 5}',
+      ),
+    ).toEqual({ mode: 'fixed', maximumRetries: 5, delayMs: 250, maximumDelayMs: 2000, tryTimeoutMs: 5000 });
+    // As the configuration binder reads them: names and the mode in any case, numbers as text.
+    expect(retryOf('{"Mode": "FIXED", "MAXIMUMRETRIES": " 0 ", "maximumDelay": "0"}')).toEqual({
+      mode: 'fixed',
+      maximumRetries: 0,
+      delayMs: 800,
+      maximumDelayMs: 0,
+      tryTimeoutMs: 60_000,
+    });
+  });
+
+  it("refuses a value the binder cannot convert, in the binder's and the converter's words", () => {
+    expect(refusal('{"maximumRetries": "three"}')).toBe(
+      `${at('MaximumRetries', 'System.Int32')} three is not a valid value for Int32. (Parameter 'value')`,
+    );
+    expect(refusal('{"maximumRetries": 2.5}')).toBe(
+      `${at('MaximumRetries', 'System.Int32')} 2.5 is not a valid value for Int32. (Parameter 'value')`,
+    );
+    expect(refusal('{"delay": "soon"}')).toBe(
+      `${at('Delay', 'System.TimeSpan')} soon is not a valid value for TimeSpan.`,
+    );
+    expect(refusal('{"tryTimeout": "00:60:00"}')).toBe(
+      `${at('TryTimeout', 'System.TimeSpan')} 00:60:00 is not a valid value for TimeSpan.`,
+    );
+    expect(refusal('{"mode": "linear"}')).toBe(
+      `${at('Mode', 'Azure.Messaging.EventHubs.EventHubsRetryMode')} linear is not a valid value for EventHubsRetryMode.`,
+    );
+  });
+
+  it("refuses a value out of the setters' bounds, in their words", () => {
+    const cases: [string, string][] = [
+      [
+        '{"maximumRetries": -1}',
+        "maximumRetries: Value is less than the minimum allowed. (Parameter 'MaximumRetries')",
+      ],
+      [
+        '{"maximumRetries": 101}',
+        "maximumRetries: Value is greater than the maximum allowed. (Parameter 'MaximumRetries')",
+      ],
+      ['{"delay": "00:00:00"}', "delay: Value is less than the minimum allowed. (Parameter 'Delay')"],
+      ['{"delay": "00:05:00.001"}', "delay: Value is greater than the maximum allowed. (Parameter 'Delay')"],
+      [
+        '{"maximumDelay": "-00:00:01.5"}',
+        "maximumDelay: Argument MaximumDelay must be a non-negative timespan value. The provided value was -00:00:01.5000000. (Parameter 'MaximumDelay')",
+      ],
+      [
+        '{"tryTimeout": "-1"}',
+        "tryTimeout: A timeout value must be positive. To request using the default timeout, please use TimeSpan.Zero or null. (Parameter 'TryTimeout')",
+      ],
+      [
+        '{"tryTimeout": "01:00:01"}',
+        "tryTimeout: Value is greater than the maximum allowed. (Parameter 'TryTimeout')",
+      ],
+    ];
+    for (const [options, words] of cases) expect(refusal(options), options).toBe(`${setter}${words}`);
+    // The binder sets them in their declaration order (Mode, MaximumRetries, Delay …): the first bad one is named.
+    expect(refusal('{"delay": "soon", "maximumRetries": -1}')).toBe(
+      `${setter}maximumRetries: Value is less than the minimum allowed. (Parameter 'MaximumRetries')`,
+    );
+    expect(retryOf('{"delay": "00:05:00", "maximumRetries": 100, "tryTimeout": "01:00:00"}')).toMatchObject({
+      delayMs: 300_000,
+      maximumRetries: 100,
+      tryTimeoutMs: 3_600_000,
+    });
+  });
+});
+
 describe('host.json extensions.blobs', () => {
   const blobsOf = (json: string, sku?: string) =>
     loadHostConfig(hostJson(`{"version": "2.0", "extensions": ${json}}`), { WEBSITE_SKU: sku }).blobs;

@@ -1,0 +1,132 @@
+/**
+ * host.json `extensions.eventHubs.clientRetryOptions`: the Event Hubs extension's EventHubsRetryOptions
+ * (EventHubOptions.ClientRetryOptions), which it gives every producer and processor it makes. Read as
+ * .NET's configuration binder binds them (names in any case, TimeSpans as TimeSpan.Parse reads them, the
+ * mode's name in any case), checked as its setters check them, in the binder's and the setters' words.
+ */
+import { parseNetInteger } from './http/routes.ts';
+import { parseTimeSpan, timeSpan } from './timespan.ts';
+
+export interface ClientRetryOptions {
+  mode: 'exponential' | 'fixed';
+  maximumRetries: number;
+  delayMs: number;
+  maximumDelayMs: number;
+  tryTimeoutMs: number;
+}
+
+/** EventHubsRetryOptions' defaults: 3 retries, exponential from 0.8 s, at most 1 min apart, 1 min a try. */
+const DEFAULTS: ClientRetryOptions = {
+  mode: 'exponential',
+  maximumRetries: 3,
+  delayMs: 800,
+  maximumDelayMs: 60_000,
+  tryTimeoutMs: 60_000,
+};
+
+/** Where the binder says it failed: the extension's section, then the properties' .NET names. */
+const SECTION = 'AzureFunctionsJobHost:extensions:EventHubs:ClientRetryOptions';
+
+const INT32 = { min: -(2n ** 31n), max: 2n ** 31n - 1n };
+
+/** The binder's words for a value its type's converter refuses (and the converter's, after them). */
+const unconvertible = (property: string, type: string, converterWords: string) =>
+  new Error(
+    `host.json: Failed to convert configuration value at '${SECTION}:${property}' to type '${type}'. ${converterWords}`,
+  );
+
+/** A setter's refusal (ArgumentOutOfRangeException or ArgumentException), naming the host.json key. */
+const refused = (key: string, words: string, property: string) =>
+  new Error(`host.json: extensions.eventHubs.clientRetryOptions.${key}: ${words} (Parameter '${property}')`);
+
+/** A JSON value as the configuration holds it: text (Json.NET writes `true` as `True`); null is no value. */
+function configText(value: unknown): string | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (typeof value === 'boolean') return value ? 'True' : 'False';
+  return typeof value === 'string'
+    ? value
+    : typeof value === 'number'
+      ? String(value)
+      : JSON.stringify(value);
+}
+
+/** TimeSpan.Parse, with the sign it allows; undefined where TimeSpanConverter would refuse the text. */
+function signedTimeSpan(text: string): number | undefined {
+  const negative = /^\s*-/.test(text);
+  const ms = parseTimeSpan(negative ? text.replace('-', '') : text);
+  return ms === undefined || !negative ? ms : -ms;
+}
+
+function readTimeSpan(text: string, property: string): number {
+  const ms = signedTimeSpan(text);
+  if (ms === undefined)
+    throw unconvertible(property, 'System.TimeSpan', `${text} is not a valid value for TimeSpan.`);
+  return ms;
+}
+
+/** Value is within [min, max], else the shared Argument.AssertInRange's words. */
+function inRange(value: number, min: number, max: number, key: string, property: string): number {
+  if (value < min) throw refused(key, 'Value is less than the minimum allowed.', property);
+  if (value > max) throw refused(key, 'Value is greater than the maximum allowed.', property);
+  return value;
+}
+
+/**
+ * The options from host.json's object (absent: the defaults), in the order the binder sets the
+ * properties (their declaration order), so the first bad one is the one named.
+ */
+export function clientRetryOptions(section: Record<string, unknown> | undefined): ClientRetryOptions {
+  const text = (name: string) =>
+    configText(Object.entries(section ?? {}).find(([key]) => key.toLowerCase() === name.toLowerCase())?.[1]);
+  const options = { ...DEFAULTS };
+  const mode = text('mode');
+  if (mode !== undefined) {
+    // EnumConverter takes a name in any case, or the number of one.
+    const name = { exponential: 'exponential', '0': 'exponential', fixed: 'fixed', '1': 'fixed' }[
+      mode.trim().toLowerCase()
+    ] as ClientRetryOptions['mode'] | undefined;
+    if (!name)
+      throw unconvertible(
+        'Mode',
+        'Azure.Messaging.EventHubs.EventHubsRetryMode',
+        `${mode} is not a valid value for EventHubsRetryMode.`,
+      );
+    options.mode = name;
+  }
+  const retries = text('maximumRetries');
+  if (retries !== undefined) {
+    const value = parseNetInteger(retries, INT32);
+    if (value === undefined)
+      throw unconvertible(
+        'MaximumRetries',
+        'System.Int32',
+        `${retries} is not a valid value for Int32. (Parameter 'value')`,
+      );
+    options.maximumRetries = inRange(Number(value), 0, 100, 'maximumRetries', 'MaximumRetries');
+  }
+  const delay = text('delay');
+  if (delay !== undefined)
+    options.delayMs = inRange(readTimeSpan(delay, 'Delay'), 1, 5 * 60_000, 'delay', 'Delay');
+  const maximumDelay = text('maximumDelay');
+  if (maximumDelay !== undefined) {
+    options.maximumDelayMs = readTimeSpan(maximumDelay, 'MaximumDelay');
+    if (options.maximumDelayMs < 0)
+      throw refused(
+        'maximumDelay',
+        `Argument MaximumDelay must be a non-negative timespan value. The provided value was -${timeSpan(-options.maximumDelayMs)}.`,
+        'MaximumDelay',
+      );
+  }
+  const tryTimeout = text('tryTimeout');
+  if (tryTimeout !== undefined) {
+    options.tryTimeoutMs = readTimeSpan(tryTimeout, 'TryTimeout');
+    if (options.tryTimeoutMs < 0)
+      throw refused(
+        'tryTimeout',
+        'A timeout value must be positive. To request using the default timeout, please use TimeSpan.Zero or null.',
+        'TryTimeout',
+      );
+    inRange(options.tryTimeoutMs, 0, 3_600_000, 'tryTimeout', 'TryTimeout');
+  }
+  return options;
+}
