@@ -1,7 +1,6 @@
 /** Named connections resolved from app settings, as the Functions extensions resolve them. */
 import { createRequire } from 'node:module';
 import type { CosmosClient } from '@azure/cosmos';
-import type { RetryMode } from '@azure/event-hubs';
 import type { DefaultAzureCredential } from '@azure/identity';
 import { type BlobClient, type BlobDownloadResponseParsed, BlobServiceClient } from '@azure/storage-blob';
 import type { BindingInfo } from './core-api.ts';
@@ -154,18 +153,6 @@ export function eventHubConnection(
     `EventHub account connection string with name '${name}' does not exist in the settings. Make sure that it is a defined App Setting.`,
   );
 }
-
-/**
- * How the extension's Event Hubs clients (Azure.Messaging.EventHubs) retry: 3 times from 0.8 s,
- * exponentially, at most 1 min apart; the JS SDK's default (3 times, 30 s apart) would hide an outage
- * for 90 s. (`mode` 0 is RetryMode.Exponential, written out so the SDK loads only when an app needs it.)
- */
-export const EVENT_HUBS_RETRY = {
-  maxRetries: 3,
-  retryDelayInMs: 800,
-  maxRetryDelayInMs: 60_000,
-  mode: 0 as RetryMode.Exponential,
-};
 
 /**
  * What an Event Hubs SDK error says: its retries end in an AggregateError of every try, and a refused

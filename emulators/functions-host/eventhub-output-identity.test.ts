@@ -30,7 +30,10 @@ afterAll(async () => {
   data.remove();
 });
 
-/** The test app on `StreamHubConnection__fullyQualifiedNamespace`, as identity `app` of the topology. */
+/**
+ * The test app on `StreamHubConnection__fullyQualifiedNamespace`, as identity `app` of the topology.
+ * Its host.json's clientRetryOptions: 2 retries, 0.25 s apart.
+ */
 async function startHostAs(app: string) {
   await host?.stop();
   const { secrets } = await testContext(data.dir);
@@ -62,8 +65,11 @@ describe('Event Hubs output with an identity-based connection', () => {
     }
   });
 
-  it("fails the run when the identity may not send (the function app's Data Receiver role)", async () => {
-    const running = await startHostAs('functionApp');
+  it("fails the run when the identity may not send (the function app's Data Receiver role), after host.json's retries", async () => {
+    // The SDK's own log numbers each try of the sender's link. Its logger reads AZURE_LOG_LEVEL as the
+    // host's process loads it, before app settings are applied: the variable goes in that environment.
+    process.env.AZURE_LOG_LEVEL = 'verbose';
+    const running = await startHostAs('functionApp').finally(() => delete process.env.AZURE_LOG_LEVEL);
     expect((await sendText(running)).status).toBe(500);
     const failure = await waitFor('the failure', () =>
       readLog(logFile).find((e) =>
@@ -73,5 +79,12 @@ describe('Event Hubs output with an identity-based connection', () => {
     expect(failure.message).toMatch(
       /\nException: Unauthorized access\. 'Send' claim\(s\) are required to perform this operation\. Resource: 'sb:\/\/127\.0\.0\.1:\d+\/taskevents'\./,
     );
+    const tries = running.output.flatMap(
+      (line) => /Attempt number for 'senderLink': (\d+)/.exec(line)?.[1] ?? [],
+    );
+    expect(tries).toEqual(['1', '2', '3']);
+    // Two fixed delays of 0.25 s between them (the extension's default would wait 0.8 s, then 1.6 s …).
+    const started = readLog(logFile).find((e) => e.message.startsWith("Executing 'Functions.sendEvents'"));
+    expect(Date.parse(failure.time) - Date.parse(started?.time ?? '')).toBeGreaterThanOrEqual(500);
   });
 });

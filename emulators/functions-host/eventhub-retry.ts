@@ -2,8 +2,10 @@
  * host.json `extensions.eventHubs.clientRetryOptions`: the Event Hubs extension's EventHubsRetryOptions
  * (EventHubOptions.ClientRetryOptions), which it gives every producer and processor it makes. Read as
  * .NET's configuration binder binds them (names in any case, TimeSpans as TimeSpan.Parse reads them, the
- * mode's name in any case), checked as its setters check them, in the binder's and the setters' words.
+ * mode's name in any case), checked as its setters check them, in the binder's and the setters' words,
+ * then handed to the JS SDK as its `retryOptions`.
  */
+import type { RetryMode, RetryOptions } from '@azure/event-hubs';
 import { parseNetInteger } from './http/routes.ts';
 import { parseTimeSpan, timeSpan } from './timespan.ts';
 
@@ -129,4 +131,21 @@ export function clientRetryOptions(section: Record<string, unknown> | undefined)
     inRange(options.tryTimeoutMs, 0, 3_600_000, 'tryTimeout', 'TryTimeout');
   }
   return options;
+}
+
+/**
+ * The JS SDK's retryOptions for these (a new object each time: the SDK writes into the one it is given).
+ * Where the two clients' policies differ, the .NET one's outcome is kept: it retries nothing when its
+ * maximum delay is zero, and caps fixed delays too, where the JS SDK caps exponential ones only.
+ */
+export function sdkRetryOptions(options: ClientRetryOptions): RetryOptions {
+  const fixed = options.mode === 'fixed';
+  return {
+    maxRetries: options.maximumDelayMs === 0 ? 0 : options.maximumRetries,
+    // Written out, so the SDK loads only when an app needs it.
+    mode: fixed ? (1 as RetryMode.Fixed) : (0 as RetryMode.Exponential),
+    retryDelayInMs: fixed ? Math.min(options.delayMs, options.maximumDelayMs) : options.delayMs,
+    maxRetryDelayInMs: options.maximumDelayMs,
+    timeoutInMs: options.tryTimeoutMs,
+  };
 }

@@ -168,7 +168,7 @@ export default defineEmulator({
     // Past a function's timeout and grace, Azure's host restarts the worker running it. The worker is
     // this process, so it ends and is started again: as a crash when the function still lets the event
     // loop turn, by the watchdog when it does not (an endless loop).
-    const outputs = outputWriter(settings, context.clock, stopping.signal);
+    const outputs = outputWriter(settings, context.clock, stopping.signal, config.eventHubs.clientRetry);
     const invoker = new Invoker(
       registry,
       logs,

@@ -2,12 +2,14 @@
 import { cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { RetryMode } from '@azure/event-hubs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repositoryRoot } from '../core/apps.ts';
 import { testContext, testDataDir } from '../core/testing.ts';
 import type { ComponentUnderTest } from '../stack/test-support.ts';
 import { startComponent } from '../stack/test-support.ts';
 import { loadHostConfig } from './config.ts';
+import { sdkRetryOptions } from './eventhub-retry.ts';
 import { appPath } from './test/helpers.ts';
 import { parseTimeSpan } from './timespan.ts';
 
@@ -239,6 +241,42 @@ describe('host.json extensions.eventHubs.clientRetryOptions', () => {
       maximumRetries: 100,
       tryTimeoutMs: 3_600_000,
     });
+  });
+});
+
+describe('clientRetryOptions as the JS SDK takes them', () => {
+  const options = {
+    mode: 'exponential',
+    maximumRetries: 3,
+    delayMs: 800,
+    maximumDelayMs: 60_000,
+    tryTimeoutMs: 60_000,
+  } as const;
+
+  it("passes them on: retries, delays and a try's timeout in milliseconds, the mode as RetryMode", () => {
+    expect(sdkRetryOptions(options)).toEqual({
+      maxRetries: 3,
+      mode: RetryMode.Exponential,
+      retryDelayInMs: 800,
+      maxRetryDelayInMs: 60_000,
+      timeoutInMs: 60_000,
+    });
+  });
+
+  it("keeps the .NET policy's outcome where the JS one differs", () => {
+    // No retry at all when the maximum delay is zero.
+    expect(sdkRetryOptions({ ...options, maximumDelayMs: 0 }).maxRetries).toBe(0);
+    // A fixed delay is capped at the maximum too (the JS SDK caps exponential ones only).
+    expect(sdkRetryOptions({ ...options, mode: 'fixed', delayMs: 5000, maximumDelayMs: 2000 })).toMatchObject(
+      {
+        mode: RetryMode.Fixed,
+        retryDelayInMs: 2000,
+      },
+    );
+  });
+
+  it('gives each client its own object, as the SDK writes into the one it is given', () => {
+    expect(sdkRetryOptions(options)).not.toBe(sdkRetryOptions(options));
   });
 });
 

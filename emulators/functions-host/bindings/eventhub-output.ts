@@ -12,18 +12,13 @@
  *   the hub without a partition key (the service places the whole batch in one partition); a batch that
  *   is full is sent and a new one begun; an event that fits no batch fails the invocation with the
  *   extension's words, and what was not yet sent stays unsent.
- * - the connection is the extension's (`eventHubConnection`), the client its retry policy, one producer
- *   per namespace and hub, as its EventHubClientFactory caches them.
+ * - the connection is the extension's (`eventHubConnection`), the client retries as host.json's
+ *   `clientRetryOptions` say, one producer per namespace and hub, as its EventHubClientFactory caches them.
  */
 import type { EventHubProducerClient } from '@azure/event-hubs';
-import {
-  appCredential,
-  EVENT_HUBS_RETRY,
-  eventHubConnection,
-  eventHubsErrorText,
-  type Settings,
-} from '../connections.ts';
+import { appCredential, eventHubConnection, eventHubsErrorText, type Settings } from '../connections.ts';
 import type { BindingInfo, RpcTypedData } from '../core-api.ts';
+import { type ClientRetryOptions, sdkRetryOptions } from '../eventhub-retry.ts';
 
 /** The host's Utility.IsJson: `{…}` or `[…]` once trimmed. */
 function looksLikeJson(text: string): boolean {
@@ -55,9 +50,14 @@ export function eventBodies(data: RpcTypedData): Buffer[] {
   return (Array.isArray(value) ? value : [value]).map((element) => Buffer.from(tokenText(element)));
 }
 
-/** The producers of one host, one per namespace and hub; closed when the host stops. */
+/** The producers of one host, one per namespace and hub, retrying as host.json says; closed when the host stops. */
 export class EventHubProducers {
   readonly #producers = new Map<string, Promise<EventHubProducerClient>>();
+  readonly #retry: ClientRetryOptions;
+
+  constructor(retry: ClientRetryOptions) {
+    this.#retry = retry;
+  }
 
   #producer(settings: Settings, binding: BindingInfo): Promise<EventHubProducerClient> {
     const target = eventHubConnection(settings, binding);
@@ -66,7 +66,7 @@ export class EventHubProducers {
     if (!producer) {
       // The SDK is loaded when an app first sends (it costs start time otherwise).
       producer = import('@azure/event-hubs').then(({ EventHubProducerClient }) => {
-        const options = { retryOptions: EVENT_HUBS_RETRY };
+        const options = { retryOptions: sdkRetryOptions(this.#retry) };
         return 'connection' in target
           ? new EventHubProducerClient(target.connection, target.hub, options)
           : new EventHubProducerClient(target.namespace, target.hub, appCredential(), options);

@@ -7,6 +7,7 @@
 import type { StackClock } from '../../core/clock.ts';
 import { blobService, type Settings } from '../connections.ts';
 import type { BindingInfo, RegisteredFunction, RpcInvocationResponse, RpcTypedData } from '../core-api.ts';
+import type { ClientRetryOptions } from '../eventhub-retry.ts';
 import { perFunction } from '../host.ts';
 import type { BindingData, OutputWriter } from '../invoke.ts';
 import { writeCosmos } from './cosmos-output.ts';
@@ -60,14 +61,16 @@ const outputsOf = perFunction((fn) =>
 
 /**
  * Writes outputs; once `stopping` (the host's stop) is aborted, the Event Grid output retries no more.
+ * The Event Hubs output's clients retry as `eventHubsRetry` (host.json's clientRetryOptions) says.
  * `close` ends the writer's Event Hubs producers, once no invocation runs any more.
  */
 export function outputWriter(
   settings: Settings,
   clock: StackClock,
   stopping: AbortSignal,
+  eventHubsRetry: ClientRetryOptions,
 ): OutputWriter & { close(): Promise<void> } {
-  const eventHubs = new EventHubProducers();
+  const eventHubs = new EventHubProducers(eventHubsRetry);
   const write = async (fn: RegisteredFunction, response: RpcInvocationResponse, bindingData: BindingData) => {
     for (const [name, binding] of outputsOf(fn)) {
       const type = binding.type.toLowerCase();

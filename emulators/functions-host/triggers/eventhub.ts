@@ -13,12 +13,12 @@ import type { PartitionContext, ReceivedEventData } from '@azure/event-hubs';
 import {
   appCredential,
   blobService,
-  EVENT_HUBS_RETRY,
   eventHubConnection,
   eventHubsErrorText,
   resolveSettingReferences,
 } from '../connections.ts';
 import type { RegisteredFunction, RpcTypedData } from '../core-api.ts';
+import { sdkRetryOptions } from '../eventhub-retry.ts';
 import type { Host, Listener, TriggerBinding, TriggerKind } from '../host.ts';
 import type { TriggerInput } from '../invoke.ts';
 import { Outage, Pauses } from '../listeners.ts';
@@ -135,7 +135,7 @@ async function consumerFor(host: Host, trigger: TriggerBinding, fn: RegisteredFu
       updateIntervalInMs: LOAD_BALANCING_MS,
       partitionOwnershipExpirationIntervalInMs: 30_000,
     },
-    retryOptions: EVENT_HUBS_RETRY,
+    retryOptions: sdkRetryOptions(host.config.eventHubs.clientRetry),
   };
   const client =
     'connection' in target
