@@ -37,9 +37,14 @@ const unconvertible = (property: string, type: string, converterWords: string) =
     `host.json: Failed to convert configuration value at '${SECTION}:${property}' to type '${type}'. ${converterWords}`,
   );
 
+/** A property's .NET name, from its host.json key. */
+const pascal = (key: string) => key[0]?.toUpperCase() + key.slice(1);
+
 /** A setter's refusal (ArgumentOutOfRangeException or ArgumentException), naming the host.json key. */
-const refused = (key: string, words: string, property: string) =>
-  new Error(`host.json: extensions.eventHubs.clientRetryOptions.${key}: ${words} (Parameter '${property}')`);
+const refused = (key: string, words: string) =>
+  new Error(
+    `host.json: extensions.eventHubs.clientRetryOptions.${key}: ${words} (Parameter '${pascal(key)}')`,
+  );
 
 /** A JSON value as the configuration holds it: text (Json.NET writes `true` as `True`); null is no value. */
 function configText(value: unknown): string | undefined {
@@ -67,11 +72,43 @@ function readTimeSpan(text: string, property: string): number {
 }
 
 /** Value is within [min, max], else the shared Argument.AssertInRange's words. */
-function inRange(value: number, min: number, max: number, key: string, property: string): number {
-  if (value < min) throw refused(key, 'Value is less than the minimum allowed.', property);
-  if (value > max) throw refused(key, 'Value is greater than the maximum allowed.', property);
+function inRange(value: number, min: number, max: number, key: string): number {
+  if (value < min) throw refused(key, 'Value is less than the minimum allowed.');
+  if (value > max) throw refused(key, 'Value is greater than the maximum allowed.');
   return value;
 }
+
+/** EventHubsRetryMode as EnumConverter reads it: a name in any case, or the number of one. */
+const MODES = new Map<string, ClientRetryOptions['mode']>([
+  ['exponential', 'exponential'],
+  ['0', 'exponential'],
+  ['fixed', 'fixed'],
+  ['1', 'fixed'],
+]);
+
+/** The TimeSpan properties, in their declaration order, each with its setter's check. */
+const TIME_SPANS: [string, 'delayMs' | 'maximumDelayMs' | 'tryTimeoutMs', (ms: number) => number][] = [
+  ['delay', 'delayMs', (ms) => inRange(ms, 1, 5 * 60_000, 'delay')],
+  [
+    'maximumDelay',
+    'maximumDelayMs',
+    (ms) => {
+      if (ms >= 0) return ms;
+      const words = `Argument MaximumDelay must be a non-negative timespan value. The provided value was -${timeSpan(-ms)}.`;
+      throw refused('maximumDelay', words);
+    },
+  ],
+  [
+    'tryTimeout',
+    'tryTimeoutMs',
+    (ms) => {
+      if (ms >= 0) return inRange(ms, 0, 60 * 60_000, 'tryTimeout');
+      const words =
+        'A timeout value must be positive. To request using the default timeout, please use TimeSpan.Zero or null.';
+      throw refused('tryTimeout', words);
+    },
+  ],
+];
 
 /**
  * The options from host.json's object (absent: the defaults), in the order the binder sets the
@@ -83,10 +120,7 @@ export function clientRetryOptions(section: Record<string, unknown> | undefined)
   const options = { ...DEFAULTS };
   const mode = text('mode');
   if (mode !== undefined) {
-    // EnumConverter takes a name in any case, or the number of one.
-    const name = { exponential: 'exponential', '0': 'exponential', fixed: 'fixed', '1': 'fixed' }[
-      mode.trim().toLowerCase()
-    ] as ClientRetryOptions['mode'] | undefined;
+    const name = MODES.get(mode.trim().toLowerCase());
     if (!name)
       throw unconvertible(
         'Mode',
@@ -104,31 +138,11 @@ export function clientRetryOptions(section: Record<string, unknown> | undefined)
         'System.Int32',
         `${retries} is not a valid value for Int32. (Parameter 'value')`,
       );
-    options.maximumRetries = inRange(Number(value), 0, 100, 'maximumRetries', 'MaximumRetries');
+    options.maximumRetries = inRange(Number(value), 0, 100, 'maximumRetries');
   }
-  const delay = text('delay');
-  if (delay !== undefined)
-    options.delayMs = inRange(readTimeSpan(delay, 'Delay'), 1, 5 * 60_000, 'delay', 'Delay');
-  const maximumDelay = text('maximumDelay');
-  if (maximumDelay !== undefined) {
-    options.maximumDelayMs = readTimeSpan(maximumDelay, 'MaximumDelay');
-    if (options.maximumDelayMs < 0)
-      throw refused(
-        'maximumDelay',
-        `Argument MaximumDelay must be a non-negative timespan value. The provided value was -${timeSpan(-options.maximumDelayMs)}.`,
-        'MaximumDelay',
-      );
-  }
-  const tryTimeout = text('tryTimeout');
-  if (tryTimeout !== undefined) {
-    options.tryTimeoutMs = readTimeSpan(tryTimeout, 'TryTimeout');
-    if (options.tryTimeoutMs < 0)
-      throw refused(
-        'tryTimeout',
-        'A timeout value must be positive. To request using the default timeout, please use TimeSpan.Zero or null.',
-        'TryTimeout',
-      );
-    inRange(options.tryTimeoutMs, 0, 3_600_000, 'tryTimeout', 'TryTimeout');
+  for (const [key, field, check] of TIME_SPANS) {
+    const value = text(key);
+    if (value !== undefined) options[field] = check(readTimeSpan(value, pascal(key)));
   }
   return options;
 }

@@ -201,9 +201,10 @@ describe('host.json extensions.eventHubs.clientRetryOptions', () => {
     expect(refusal('{"tryTimeout": "00:60:00"}')).toBe(
       `${at('TryTimeout', 'System.TimeSpan')} 00:60:00 is not a valid value for TimeSpan.`,
     );
-    expect(refusal('{"mode": "linear"}')).toBe(
-      `${at('Mode', 'Azure.Messaging.EventHubs.EventHubsRetryMode')} linear is not a valid value for EventHubsRetryMode.`,
-    );
+    for (const mode of ['linear', 'constructor', '2'])
+      expect(refusal(`{"mode": "${mode}"}`)).toBe(
+        `${at('Mode', 'Azure.Messaging.EventHubs.EventHubsRetryMode')} ${mode} is not a valid value for EventHubsRetryMode.`,
+      );
   });
 
   it("refuses a value out of the setters' bounds, in their words", () => {
