@@ -243,6 +243,20 @@ describe('host.json extensions.eventHubs.clientRetryOptions', () => {
       tryTimeoutMs: 3_600_000,
     });
   });
+
+  it('stops the host from starting', async () => {
+    const appDir = join(data.dir, 'app-bad-retries');
+    cpSync(appPath('app-timeout'), appDir, { recursive: true });
+    symlinkSync(join(repositoryRoot, 'node_modules'), join(appDir, 'node_modules'));
+    writeFileSync(
+      join(appDir, 'host.json'),
+      '{"version": "2.0", "extensions": {"eventHubs": {"clientRetryOptions": {"maximumRetries": -1}}}}',
+    );
+    const options = { port: 0, appDir, settings: { AzureWebJobsSecretStorageType: 'files' } };
+    await expect(startComponent('functions', options, data.dir)).rejects.toThrow(
+      "host.json: extensions.eventHubs.clientRetryOptions.maximumRetries: Value is less than the minimum allowed. (Parameter 'MaximumRetries')",
+    );
+  });
 });
 
 describe('clientRetryOptions as the JS SDK takes them', () => {
