@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
-import { DOCUMENTS, documentPath, problemsWith, type Surface } from './validate.ts';
+import { answerOf, DOCUMENTS, documentPath, problemsWith, type Surface } from './validate.ts';
 
 const surfaces = Object.keys(DOCUMENTS) as Surface[];
 const TEXT = 'text/plain; charset=utf-8';
@@ -35,6 +35,16 @@ describe('the response validator', () => {
     expect(await createBad('Please provide a valid task with a title.')).toEqual([]);
     expect(await createBad('Please provide a valid task with a title')).not.toEqual([]);
     expect(await createBad('Please provide a valid task with a title.', 'text/plain')).not.toEqual([]);
+  });
+
+  it('reads a body as its bytes say: a byte order mark before the text is refused, bytes that are not UTF-8 too', async () => {
+    const sent = (bytes: number[]) =>
+      answerOf(new Response(new Uint8Array(bytes), { status: 400, headers: { 'content-type': TEXT } }));
+    const text = [...new TextEncoder().encode('Please provide a valid task with a title.')];
+    const withBom = await sent([0xef, 0xbb, 0xbf, ...text]);
+    expect(withBom.body).toBe('\ufeffPlease provide a valid task with a title.');
+    expect(await createBad(withBom.body)).not.toEqual([]);
+    await expect(sent([...text, 0xff])).rejects.toThrow("the 400 answer's body (42 bytes) is not UTF-8");
   });
 
   it('refuses an undocumented status and an empty body where text is documented', async () => {

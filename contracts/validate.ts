@@ -103,13 +103,20 @@ export async function problemsWith(
   );
 }
 
-/** Reads a fetch Response into an Answer (the body is consumed). */
+// Response.text() drops a leading byte order mark and turns bytes that are not UTF-8 into U+FFFD: either
+// would let a body that differs from the documented text in its bytes compare equal to it.
+const utf8AsSent = new TextDecoder('utf-8', { ignoreBOM: true, fatal: true });
+
+/** Reads a fetch Response into an Answer (the body is consumed), its text exactly as its bytes say. */
 export async function answerOf(response: Response): Promise<Answer> {
-  return {
-    status: response.status,
-    contentType: response.headers.get('content-type'),
-    body: await response.text(),
-  };
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  let body: string;
+  try {
+    body = utf8AsSent.decode(bytes);
+  } catch {
+    throw new Error(`the ${response.status} answer's body (${bytes.length} bytes) is not UTF-8`);
+  }
+  return { status: response.status, contentType: response.headers.get('content-type'), body };
 }
 
 /** Throws, naming every problem, unless the answer is documented; returns it for further checks. */
