@@ -2,7 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROWS, type Row } from './rows.ts';
-import { runRow, runTable } from './table.ts';
+import { runRow, runTable, shown } from './table.ts';
 
 describe('a row whose body differs', () => {
   let body = '';
@@ -49,6 +49,27 @@ describe('a row whose body differs', () => {
     const result = await runRow(row, { baseUrl }, {});
     expect(result.outcome).toBe('fail');
     expect(result.detail).toContain(`; ${detail}`);
+  });
+
+  it('a JSON answer with generated values must still be compact, as the apps write JSON', async () => {
+    status = 200;
+    contentType = 'application/json; charset=utf-8';
+    const task = { id: '0b5c7f8e-1d2a-4c3b-9e8f-112233445566', Title: 'a', Description: null, DueDate: null };
+    const readRow: Row = {
+      ...row,
+      name: 'managetask GET: a task → 200',
+      method: 'get',
+      request: (t) => ({ url: `${t.baseUrl}/api/managetask?taskId=${task.id}` }),
+      status: 200,
+      body: undefined,
+    };
+    body = JSON.stringify(task, null, 1);
+    expect(await runRow(readRow, { baseUrl }, {})).toMatchObject({
+      outcome: 'fail',
+      detail: `body ${shown(body)} is not compact JSON (whitespace between its tokens)`,
+    });
+    body = JSON.stringify(task);
+    expect(await runRow(readRow, { baseUrl }, {})).toMatchObject({ outcome: 'pass', detail: '' });
   });
 
   it('a 429 where the gateway should have answered, on a target whose clock cannot move: says why', async () => {
