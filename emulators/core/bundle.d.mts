@@ -19,3 +19,6 @@ export declare function bundleEntries(
 export declare function importModule(specifier: string): Promise<Record<string, unknown>>;
 export declare function saveCodeCache(): void;
 export declare function stopBuilding(): Promise<void>;
+export declare function fileClock(dir: string): number;
+export declare function inputTimes(paths: string[], began: number): number[];
+export declare function unchanged(paths: string[], times: unknown): boolean;

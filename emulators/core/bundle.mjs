@@ -57,15 +57,80 @@ const bundleName = (entry, packages) =>
   `${relative(root, entry).replaceAll('/', '__')}${packages === 'bundle' ? '.packed' : ''}`;
 
 /**
+ * The file system's clock at its next tick, as read from a file written in folder `dir`: Linux dates a
+ * file by a coarse clock (a tick of a few ms, behind `Date.now()`), so only a file's own time compares
+ * with files' times. Waiting for the tick (at most 50 ms; a file system dating by seconds gives up)
+ * tells a file saved just before a build, which is dated before this, from one saved while it runs.
+ * @param {string} dir
+ */
+export function fileClock(dir) {
+  const probe = join(dir, `.clock.${process.pid}`);
+  const now = () => {
+    writeFileSync(probe, '');
+    return statSync(probe).mtimeMs;
+  };
+  try {
+    const first = now();
+    const until = Date.now() + 50;
+    let time = first;
+    while (time === first && Date.now() < until) time = now();
+    return time;
+  } finally {
+    rmSync(probe, { force: true });
+  }
+}
+
+/**
+ * What a build that began at file time `began` (fileClock) read of `paths`, to compare at the next
+ * start (`unchanged`): each one's mtime, or -1 for one dated since the build began or gone, whose text
+ * the build may not hold (an edit saved while it ran, or within the clock's tick before).
+ * @param {string[]} paths @param {number} began @returns {number[]}
+ */
+export function inputTimes(paths, began) {
+  return paths.map((path) => {
+    try {
+      const { mtimeMs } = statSync(path);
+      return mtimeMs < began ? mtimeMs : -1;
+    } catch {
+      return -1;
+    }
+  });
+}
+
+/**
+ * Whether each of `paths` still has the time `times` noted of it (inputTimes): an edit moves a file's
+ * time, to any date (a `git checkout`, an archive's or a copy's own date), or leaves it gone.
+ * @param {string[]} paths @param {unknown} times
+ */
+export function unchanged(paths, times) {
+  return (
+    Array.isArray(times) &&
+    times.length === paths.length &&
+    paths.every((path, i) => {
+      try {
+        return statSync(path).mtimeMs === times[i];
+      } catch {
+        return false;
+      }
+    })
+  );
+}
+
+/**
  * The outputs `pointer` names (output name → path), when they exist, were made from the same virtual
  * entries and options (`contentsHash`), and none of the sources they were made of changed since.
  */
 function freshBuild(pointer, contentsHash) {
   try {
-    const { mains, inputs, contents } = JSON.parse(readFileSync(pointer, 'utf8'));
-    if (contents !== contentsHash) return undefined;
-    const built = Math.min(...Object.values(mains).map((main) => statSync(main).mtimeMs));
-    return inputs.every((input) => statSync(join(root, input)).mtimeMs <= built) ? mains : undefined;
+    const { mains, inputs, times, contents } = JSON.parse(readFileSync(pointer, 'utf8'));
+    if (contents !== contentsHash || !Object.values(mains).every((main) => existsSync(main)))
+      return undefined;
+    return unchanged(
+      inputs.map((/** @type {string} */ input) => join(root, input)),
+      times,
+    )
+      ? mains
+      : undefined;
   } catch {
     return undefined;
   }
@@ -121,6 +186,8 @@ async function buildNow(
   // Each build gets a folder of its own: a process may still be loading chunks of the previous one.
   const outdir = join(bundlesDir, name, `${Date.now()}-${process.pid}`);
   writable(outdir);
+  // Before esbuild reads a source: an edit saved while it builds is dated after this.
+  const began = fileClock(outdir);
   const esbuild = await importModule('esbuild');
   const { metafile } = await esbuild.build({
     absWorkingDir: root,
@@ -177,10 +244,12 @@ async function buildNow(
   const inputs = Object.keys(metafile.inputs).filter(
     (input) => !input.includes('node_modules/') && !input.startsWith('virtual:'),
   );
-  writeFileSync(
-    temporary,
-    JSON.stringify({ mains, inputs: [...inputs, 'package-lock.json'], contents: contentsHash }),
+  inputs.push('package-lock.json');
+  const times = inputTimes(
+    inputs.map((input) => join(root, input)),
+    began,
   );
+  writeFileSync(temporary, JSON.stringify({ mains, inputs, times, contents: contentsHash }));
   renameSync(temporary, pointer);
   useBuild(mains);
   // Older builds go once no live process uses them. The previous one stays too: a process may have

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   copyFileSync,
@@ -14,6 +14,7 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -55,6 +56,48 @@ describe('bundle', () => {
     utimesSync(source, later, later);
     await bundle(source, { onBuild });
     expect(builds).toBe(2);
+  });
+
+  it('builds again after a source was replaced by an older file (a copy keeping its date, an archive)', async () => {
+    const source = probe('older');
+    await bundle(source);
+    writeFileSync(source, "export const report = () => 'restored';\n");
+    const older = new Date(Date.now() - 3_600_000);
+    utimesSync(source, older, older);
+    expect((await import(pathToFileURL(await bundle(source)).href)).report()).toBe('restored');
+  });
+
+  it('builds again after a source was saved while its bundle was built', async () => {
+    const dir = join(data.dir, 'edited-while-building');
+    mkdirSync(dir);
+    const source = join(dir, 'entry.ts');
+    const says = (word: string) => `import tail from './tail.txt';\nexport const said = '${word}' + tail;\n`;
+    writeFileSync(source, says('old'));
+    // esbuild reads tail.txt once it has read the entry, whose import names it: a pipe holds the build
+    // there until this test writes it, after saving the entry anew.
+    const tail = join(dir, 'tail.txt');
+    execFileSync('mkfifo', [tail]);
+    const feed = async (edit?: () => void) => {
+      const pipe = await open(tail, 'w');
+      edit?.();
+      await pipe.write('!');
+      await pipe.close();
+    };
+    let fed = Promise.resolve();
+    const first = await bundle(source, {
+      onBuild: () => {
+        fed = feed(() => writeFileSync(source, says('new')));
+      },
+    });
+    await fed;
+    expect((await import(pathToFileURL(first).href)).said).toBe('old!');
+    const second = await bundle(source, {
+      onBuild: () => {
+        fed = feed();
+      },
+    });
+    await fed;
+    expect((await import(pathToFileURL(second).href)).said).toBe('new!');
   });
 
   for (const packages of ['external', 'bundle'] as const)
