@@ -73,6 +73,33 @@ describe('the launcher builds an app', () => {
     expect(two.runs()).toBe(2);
   });
 
+  it('again when a source was replaced by an older file (a copy keeping its date, an archive)', async () => {
+    const three = app('three');
+    await three.build();
+    const source = join(three.dir, 'src', 'main.ts');
+    writeFileSync(source, 'export const x = 2;\n');
+    const older = new Date(Date.now() - 3_600_000);
+    utimesSync(source, older, older);
+    await three.build();
+    expect(three.runs()).toBe(2);
+  });
+
+  it('again when a source was saved while it built', async () => {
+    const four = app('four');
+    const source = join(four.dir, 'src', 'main.ts');
+    // As an editor's save lands after the build read the file and before the stamp is written.
+    writeFileSync(
+      join(four.dir, 'build.ts'),
+      readFileSync(join(four.dir, 'build.ts'), 'utf8').replace(
+        "appendFileSync(join(dir, 'runs'), 'x');",
+        `appendFileSync(join(dir, 'runs'), 'x');\n  writeFileSync(${JSON.stringify(source)}, 'export const x = 3;\\n');`,
+      ),
+    );
+    await four.build();
+    await four.build();
+    expect(four.runs()).toBe(2);
+  });
+
   it('and says which app a failed build is, keeping what the build said', async () => {
     const dir = join(data.dir, 'broken');
     mkdirSync(join(dir, 'src'), { recursive: true });

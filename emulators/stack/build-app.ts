@@ -1,7 +1,7 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { repositoryRoot } from '../core/apps.ts';
-import { bundleInputs, importTypeScript } from '../core/bundle.mjs';
+import { bundleInputs, fileClock, importTypeScript, inputTimes, unchanged } from '../core/bundle.mjs';
 import { writeFileAtomic } from '../core/files.ts';
 
 /**
@@ -23,14 +23,6 @@ export async function buildApp(dir: string, module: string): Promise<unknown> {
   }
 }
 
-const changedSince = (time: number, path: string) => {
-  try {
-    return statSync(path).mtimeMs > time;
-  } catch {
-    return true; // gone
-  }
-};
-
 /** Where the launcher's build step notes the last build of app `dir` by its build `module`. */
 export function buildStamp(dir: string, module: string): string {
   const name = relative(repositoryRoot, join(dir, module)).replaceAll('/', '__');
@@ -41,8 +33,8 @@ export function buildStamp(dir: string, module: string): string {
 function lastBuild(dir: string, module: string) {
   try {
     const last = JSON.parse(readFileSync(buildStamp(dir, module), 'utf8'));
-    if (typeof last.builtAt === 'number' && Array.isArray(last.inputs) && Array.isArray(last.outputs))
-      return last as { builtAt: number; inputs: string[]; outputs: string[] };
+    if (Array.isArray(last.inputs) && Array.isArray(last.outputs))
+      return last as { inputs: string[]; times: unknown; outputs: string[] };
   } catch {
     // No stamp yet, or an unreadable one: build.
   }
@@ -58,8 +50,7 @@ function lastBuild(dir: string, module: string) {
  */
 export async function buildAppIfChanged(dir: string, module: string): Promise<string[] | undefined> {
   const last = lastBuild(dir, module);
-  if (last && !last.inputs.some((path) => changedSince(last.builtAt, path)) && last.outputs.every(existsSync))
-    return last.inputs;
+  if (last && unchanged(last.inputs, last.times) && last.outputs.every(existsSync)) return last.inputs;
   return buildAppAndStamp(dir, module);
 }
 
@@ -68,15 +59,18 @@ export async function buildAppIfChanged(dir: string, module: string): Promise<st
  * (watch.ts) builds this way whatever the stamp says: a file no build has read yet (a new function) changed.
  */
 export async function buildAppAndStamp(dir: string, module: string): Promise<string[] | undefined> {
-  const builtAt = Date.now();
+  const stamp = buildStamp(dir, module);
+  mkdirSync(dirname(stamp), { recursive: true });
+  // Before the build reads a source: an edit saved while it builds is dated after this.
+  const began = fileClock(dirname(stamp));
   const report = (await buildApp(dir, module)) as { sources?: string[]; outputs?: string[] } | undefined;
   if (!Array.isArray(report?.sources) || !Array.isArray(report.outputs)) return undefined;
   const own = bundleInputs(join(dir, module)).map((path) => join(repositoryRoot, path));
   const inputs = [...new Set([...report.sources, ...own])];
   // Readable by all, as the build it describes: another user's start can then use that build.
   writeFileAtomic(
-    buildStamp(dir, module),
-    JSON.stringify({ builtAt, inputs, outputs: report.outputs }),
+    stamp,
+    JSON.stringify({ inputs, times: inputTimes(inputs, began), outputs: report.outputs }),
     0o644,
   );
   return inputs;
