@@ -2,8 +2,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, expect, it } from 'vitest';
+import { repositoryRoot } from '../core/apps.ts';
 import { testContext, testDataDir } from '../core/testing.ts';
-import { ComponentProcess } from './component.ts';
+import { ComponentProcess, entryArgs } from './component.ts';
 import { Console } from './console.ts';
 import { startMessage } from './test-support.ts';
 
@@ -52,4 +53,16 @@ it('takes a component whose process has exited for one not running, while its ch
     await process_.stop();
     process.kill(Number(readFileSync(holderPid, 'utf8')), 'SIGKILL');
   }
+});
+
+it("names a host's code cache by its app's folder in the project, and shares one among apps elsewhere", () => {
+  const entry = { path: 'run-cached.cjs', args: ['functions.cjs'] };
+  const cache = (appDir: string) => entryArgs(entry, { appDir })[0];
+  const system = cache(join(repositoryRoot, 'system', 'functions'));
+  expect(system).toMatch(/^--cache=app-[0-9a-f]{16}$/);
+  expect(cache(join(repositoryRoot, 'system', 'web'))).not.toBe(system);
+  // Tests' copies in temporary folders: one cache between them, not one left behind per folder.
+  expect(cache(join(data.dir, 'one'))).toBe('--cache=app-elsewhere');
+  expect(cache(join(data.dir, 'two'))).toBe('--cache=app-elsewhere');
+  expect(entryArgs(entry, {})).toEqual(['functions.cjs']);
 });

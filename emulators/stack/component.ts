@@ -1,8 +1,9 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { dirname, resolve } from 'node:path';
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { repositoryRoot } from '../core/apps.ts';
 import { bundleEntries } from '../core/bundle.mjs';
 import { openSslTrust } from '../core/ca.ts';
 import type { ClockShift } from '../core/clock.ts';
@@ -54,14 +55,21 @@ serveComponent(emulator);`,
 /**
  * The arguments of `entry`'s process for a component started with `options`. A host's start compiles
  * what its app uses (its triggers' listeners, its bindings) and the code cache keeps what the start
- * that wrote it compiled (run-cached.cjs), so each app gets a cache of its own, named by its folder.
- * With one cache for all, the first host to start after a build filled it: a test's app, run before
- * `npm start`, left the system app's host ~25 ms slower to start (~180 against 151 ms, medians of six).
+ * that wrote it compiled (run-cached.cjs), so each app of the project gets a cache of its own, named by
+ * its folder. With one cache for all, the first host to start after a build filled it: a test's app,
+ * run before `npm start`, left the system app's host ~25 ms slower to start (~180 against 151 ms,
+ * medians of six). Apps outside the project (tests' copies in temporary folders) share one: a cache
+ * per folder, 0.4 to 2.6 MB each, was left beside the bundle for every temporary folder a test run made.
  */
 export function entryArgs(entry: ComponentEntry, options: unknown): string[] {
   const appDir = (options as { appDir?: unknown } | undefined)?.appDir;
   if (typeof appDir !== 'string') return entry.args;
-  const name = createHash('sha256').update(resolve(appDir)).digest('hex').slice(0, 16);
+  const folder = resolve(appDir);
+  const inProject = relative(repositoryRoot, folder);
+  const name =
+    inProject === '..' || inProject.startsWith(`..${sep}`) || isAbsolute(inProject)
+      ? 'elsewhere'
+      : createHash('sha256').update(folder).digest('hex').slice(0, 16);
   return [`--cache=app-${name}`, ...entry.args];
 }
 
