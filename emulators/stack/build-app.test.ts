@@ -84,6 +84,16 @@ describe('the launcher builds an app', () => {
     expect(three.runs()).toBe(2);
   });
 
+  it('again when a file was made beside its sources (a new function, which a build finds by a glob)', async () => {
+    const five = app('five');
+    await five.build();
+    writeFileSync(join(five.dir, 'src', 'added.ts'), 'export const y = 1;\n');
+    await five.build();
+    expect(five.runs()).toBe(2);
+    await five.build();
+    expect(five.runs()).toBe(2);
+  });
+
   it('again when a source was saved while it built', async () => {
     const four = app('four');
     const source = join(four.dir, 'src', 'main.ts');

@@ -33,8 +33,8 @@ export function buildStamp(dir: string, module: string): string {
 function lastBuild(dir: string, module: string) {
   try {
     const last = JSON.parse(readFileSync(buildStamp(dir, module), 'utf8'));
-    if (Array.isArray(last.inputs) && Array.isArray(last.outputs))
-      return last as { inputs: string[]; times: unknown; outputs: string[] };
+    if (Array.isArray(last.inputs) && Array.isArray(last.folders) && Array.isArray(last.outputs))
+      return last as { inputs: string[]; folders: string[]; times: unknown; outputs: string[] };
   } catch {
     // No stamp yet, or an unreadable one: build.
   }
@@ -42,15 +42,25 @@ function lastBuild(dir: string, module: string) {
 }
 
 /**
+ * What of the last build of app `dir` by `module` is unchanged since (its stamp), or undefined. Its
+ * folders count too: a file made or removed beside its sources (a new function, which a build finds by
+ * a glob) changes their listing, and so their time.
+ */
+export function unchangedBuild(dir: string, module: string) {
+  const last = lastBuild(dir, module);
+  return last && unchanged([...last.inputs, ...last.folders], last.times) ? last : undefined;
+}
+
+/**
  * The launcher's build step: as `buildApp`, but skipped while nothing the last build read changed —
- * the sources its build module answered, the build module's own, package-lock.json — and all it wrote
- * is still there, as an incremental `tsc --build` would. A start then costs no bundling of the apps'
+ * the sources its build module answered, the build module's own, package-lock.json, and the folders
+ * of its sources — and all it wrote is still there, as an incremental `tsc --build` would. A start then costs no bundling of the apps'
  * SDKs. A build module that answers nothing is run every time. Answers what the build read (absolute
  * paths), if its module says.
  */
 export async function buildAppIfChanged(dir: string, module: string): Promise<string[] | undefined> {
-  const last = lastBuild(dir, module);
-  if (last && unchanged(last.inputs, last.times) && last.outputs.every(existsSync)) return last.inputs;
+  const last = unchangedBuild(dir, module);
+  if (last?.outputs.every(existsSync)) return last.inputs;
   return buildAppAndStamp(dir, module);
 }
 
@@ -67,11 +77,9 @@ export async function buildAppAndStamp(dir: string, module: string): Promise<str
   if (!Array.isArray(report?.sources) || !Array.isArray(report.outputs)) return undefined;
   const own = bundleInputs(join(dir, module)).map((path) => join(repositoryRoot, path));
   const inputs = [...new Set([...report.sources, ...own])];
+  const folders = [...new Set(report.sources.map((path) => dirname(path)))];
+  const times = inputTimes([...inputs, ...folders], began);
   // Readable by all, as the build it describes: another user's start can then use that build.
-  writeFileAtomic(
-    stamp,
-    JSON.stringify({ inputs, times: inputTimes(inputs, began), outputs: report.outputs }),
-    0o644,
-  );
+  writeFileAtomic(stamp, JSON.stringify({ inputs, folders, times, outputs: report.outputs }), 0o644);
   return inputs;
 }
