@@ -21,4 +21,4 @@ export declare function saveCodeCache(): void;
 export declare function stopBuilding(): Promise<void>;
 export declare function fileClock(dir: string): number;
 export declare function inputTimes(paths: string[], began: number): number[];
-export declare function unchanged(paths: string[], times: unknown): boolean;
+export declare function changedSince(paths: string[], times: unknown): string[];

@@ -82,7 +82,7 @@ export function fileClock(dir) {
 
 /**
  * What a build that began at file time `began` (fileClock) read of `paths`, to compare at the next
- * start (`unchanged`): each one's mtime, or -1 for one dated since the build began or gone, whose text
+ * start (`changedSince`): each one's mtime, or -1 for one dated since the build began or gone, whose text
  * the build may not hold (an edit saved while it ran, or within the clock's tick before).
  * @param {string[]} paths @param {number} began @returns {number[]}
  */
@@ -98,22 +98,19 @@ export function inputTimes(paths, began) {
 }
 
 /**
- * Whether each of `paths` still has the time `times` noted of it (inputTimes): an edit moves a file's
+ * Which of `paths` no longer have the time `times` noted of them (inputTimes): an edit moves a file's
  * time, to any date (a `git checkout`, an archive's or a copy's own date), or leaves it gone.
- * @param {string[]} paths @param {unknown} times
+ * @param {string[]} paths @param {unknown} times @returns {string[]}
  */
-export function unchanged(paths, times) {
-  return (
-    Array.isArray(times) &&
-    times.length === paths.length &&
-    paths.every((path, i) => {
-      try {
-        return statSync(path).mtimeMs === times[i];
-      } catch {
-        return false;
-      }
-    })
-  );
+export function changedSince(paths, times) {
+  if (!Array.isArray(times) || times.length !== paths.length) return paths;
+  return paths.filter((path, i) => {
+    try {
+      return statSync(path).mtimeMs !== times[i];
+    } catch {
+      return true;
+    }
+  });
 }
 
 /**
@@ -125,12 +122,8 @@ function freshBuild(pointer, contentsHash) {
     const { mains, inputs, times, contents } = JSON.parse(readFileSync(pointer, 'utf8'));
     if (contents !== contentsHash || !Object.values(mains).every((main) => existsSync(main)))
       return undefined;
-    return unchanged(
-      inputs.map((/** @type {string} */ input) => join(root, input)),
-      times,
-    )
-      ? mains
-      : undefined;
+    const paths = inputs.map((/** @type {string} */ input) => join(root, input));
+    return changedSince(paths, times).length === 0 ? mains : undefined;
   } catch {
     return undefined;
   }

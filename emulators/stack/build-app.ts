@@ -1,7 +1,7 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { repositoryRoot } from '../core/apps.ts';
-import { bundleInputs, fileClock, importTypeScript, inputTimes, unchanged } from '../core/bundle.mjs';
+import { bundleInputs, changedSince, fileClock, importTypeScript, inputTimes } from '../core/bundle.mjs';
 import { writeFileAtomic } from '../core/files.ts';
 
 /**
@@ -42,25 +42,53 @@ function lastBuild(dir: string, module: string) {
 }
 
 /**
- * What of the last build of app `dir` by `module` is unchanged since (its stamp), or undefined. Its
- * folders count too: a file made or removed beside its sources (a new function, which a build finds by
- * a glob) changes their listing, and so their time.
+ * What changed in app `dir` since its last build by `module` (as its stamp says; nothing without one):
+ * the sources whose time moved or that are gone, and the files made or moved in beside them since (a new
+ * function, which a build finds by a glob), found by their folder's time, which moves when a file in it
+ * is made or removed, then by their own ctime.
  */
-export function unchangedBuild(dir: string, module: string) {
+export function changesSinceBuild(dir: string, module: string): string[] {
   const last = lastBuild(dir, module);
-  return last && unchanged([...last.inputs, ...last.folders], last.times) ? last : undefined;
+  return last ? changesSince(last) : [];
 }
+
+function changesSince(last: NonNullable<ReturnType<typeof lastBuild>>): string[] {
+  const times = Array.isArray(last.times) ? (last.times as number[]) : [];
+  const read = new Set(last.inputs);
+  return changedSince([...last.inputs, ...last.folders], times).flatMap((path) => {
+    if (read.has(path)) return [path];
+    const folderTime = times[last.inputs.length + last.folders.indexOf(path)] ?? -1;
+    return entriesOf(path).filter((entry) => !read.has(entry) && changedAfter(entry, folderTime));
+  });
+}
+
+const entriesOf = (folder: string) => {
+  try {
+    return readdirSync(folder).map((name) => join(folder, name));
+  } catch {
+    return []; // gone: its files were sources, and say so
+  }
+};
+
+/** Whether `path` was made, written or moved after time `time` (a file's ctime cannot be set back). */
+const changedAfter = (path: string, time: number) => {
+  try {
+    return statSync(path).ctimeMs > time;
+  } catch {
+    return false;
+  }
+};
 
 /**
  * The launcher's build step: as `buildApp`, but skipped while nothing the last build read changed —
- * the sources its build module answered, the build module's own, package-lock.json, and the folders
- * of its sources — and all it wrote is still there, as an incremental `tsc --build` would. A start then costs no bundling of the apps'
- * SDKs. A build module that answers nothing is run every time. Answers what the build read (absolute
- * paths), if its module says.
+ * the sources its build module answered, the build module's own, package-lock.json — nor was a file
+ * made beside those sources, and all it wrote is still there, as an incremental `tsc --build` would. A
+ * start then costs no bundling of the apps' SDKs. A build module that answers nothing is run every
+ * time. Answers what the build read (absolute paths), if its module says.
  */
 export async function buildAppIfChanged(dir: string, module: string): Promise<string[] | undefined> {
-  const last = unchangedBuild(dir, module);
-  if (last?.outputs.every(existsSync)) return last.inputs;
+  const last = lastBuild(dir, module);
+  if (last && changesSince(last).length === 0 && last.outputs.every(existsSync)) return last.inputs;
   return buildAppAndStamp(dir, module);
 }
 

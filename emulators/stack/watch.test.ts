@@ -7,13 +7,18 @@ import { dirname, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadApps, repositoryRoot } from '../core/apps.ts';
 import { testDataDir, waitFor } from '../core/testing.ts';
-import { buildStamp } from './build-app.ts';
+import { buildAppAndStamp, buildStamp } from './build-app.ts';
 import { type Stack, start } from './launcher.ts';
 import { startCli } from './test-support.ts';
 import { RESTART_LINE, type RunningApp, watchApps } from './watch.ts';
 
 const data = testDataDir();
-afterAll(() => data.remove());
+/** The stamps of builds of apps in temporary folders: gone with them. */
+const startedStamps: string[] = [];
+afterAll(() => {
+  data.remove();
+  for (const stamp of startedStamps) rmSync(stamp, { force: true });
+});
 const project = join(data.dir, 'project');
 const system = (...path: string[]) => join(project, 'system', ...path);
 let stack: Stack;
@@ -274,5 +279,50 @@ describe('watchApps, as editors save', () => {
     } finally {
       await watcher.close();
     }
+  });
+});
+
+describe('watchApps, right after the start', () => {
+  it('rebuilds for an edit saved after the start built the app and before watching began', async () => {
+    const dir = join(data.dir, 'started');
+    const file = (...path: string[]) => join(dir, ...path);
+    mkdirSync(file('src'), { recursive: true });
+    writeFileSync(file('src', 'a.ts'), '1');
+    // A build module that says what it read and wrote, as the apps' do.
+    writeFileSync(
+      file('build.ts'),
+      `import { mkdirSync, writeFileSync } from 'node:fs';
+export default function build() {
+  mkdirSync(${JSON.stringify(file('dist'))}, { recursive: true });
+  writeFileSync(${JSON.stringify(file('dist', 'a.js'))}, '');
+  return { sources: [${JSON.stringify(file('src', 'a.ts'))}], outputs: [${JSON.stringify(file('dist', 'a.js'))}] };
+}
+`,
+    );
+    startedStamps.push(buildStamp(dir, './build.ts'));
+    const inputs = await buildAppAndStamp(dir, './build.ts');
+    // Saved while the other components started: an edit, and a new file beside the sources.
+    writeFileSync(file('src', 'a.ts'), '2');
+    writeFileSync(file('src', 'b.ts'), '1');
+    const notes: string[] = [];
+    let restarts = 0;
+    const component: RunningApp = {
+      name: 'functions',
+      note: (text) => notes.push(text),
+      restart: async () => ++restarts > 0,
+    };
+    const watcher = watchApps([
+      { dir, build: './build.ts', inputs, restartLine: 'restarting', components: [component] },
+    ]);
+    try {
+      await waitFor('the restart', () => restarts === 1, 10_000);
+    } finally {
+      await watcher.close();
+    }
+    expect(notes.sort()).toEqual([
+      `File change of type 'Changed' detected for '${file('src', 'a.ts')}'`,
+      `File change of type 'Created' detected for '${file('src', 'b.ts')}'`,
+      'restarting',
+    ]);
   });
 });

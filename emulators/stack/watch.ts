@@ -8,7 +8,7 @@ import { existsSync, type FSWatcher, readdirSync, statSync, watch } from 'node:f
 import { basename, dirname, extname, join, relative, sep } from 'node:path';
 import { repositoryRoot } from '../core/apps.ts';
 import { stopBuilding } from '../core/bundle.mjs';
-import { buildAppAndStamp } from './build-app.ts';
+import { buildAppAndStamp, changesSinceBuild } from './build-app.ts';
 import type { ComponentProcess } from './component.ts';
 
 /** What the watcher needs of a component (component.ts). */
@@ -177,6 +177,11 @@ export function watchApps(
         say(watch, `no longer watching ${shown(dir)}: ${error.message}`, true);
     }),
   );
+
+  // An edit saved after the start's build read the app and before these watchers began: its build's
+  // stamp tells (build-app.ts). The watchers are already up, so no edit falls between the two.
+  for (const { app } of watches)
+    if (app.build) for (const path of changesSinceBuild(app.dir, app.build)) changed(path, 'rename');
 
   return {
     async close() {
