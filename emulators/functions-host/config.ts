@@ -161,6 +161,39 @@ function requestBodyLimit(settings: Settings): number {
   return Number(value);
 }
 
+/** What host.json says of watching the app's files (the runtime's ScriptJobHostOptions). */
+export interface FileWatching {
+  /** `fileWatchingEnabled`, true unless host.json says false. */
+  enabled: boolean;
+  /** Folders of the app (by their name at its top) whose every change restarts the host. */
+  directories: string[];
+  /** File names (any case, in any folder) whose change restarts the host. */
+  files: string[];
+}
+
+const names = (value: unknown) =>
+  Array.isArray(value) ? value.filter((name): name is string => typeof name === 'string') : [];
+
+/**
+ * host.json's `fileWatchingEnabled`, `watchDirectories` and `watchFiles`, added to the runtime's own
+ * (ScriptJobHostOptionsSetup: node_modules; host.json, function.json, proxies.json). A host.json that
+ * cannot be read gives the defaults: the host's start says what is wrong with it.
+ */
+export function hostFileWatching(appDir: string): FileWatching {
+  let host: Record<string, unknown> = {};
+  try {
+    const raw = JSON.parse(readFileSync(join(appDir, 'host.json'), 'utf8'));
+    if (raw && typeof raw === 'object') host = raw;
+  } catch {
+    // The defaults.
+  }
+  return {
+    enabled: host.fileWatchingEnabled !== false,
+    directories: ['node_modules', ...names(host.watchDirectories)],
+    files: ['host.json', 'function.json', 'proxies.json', ...names(host.watchFiles)],
+  };
+}
+
 /** `settings`: the app settings (WEBSITE_SKU, which App Service sets from its plan; the request size limit). */
 export function loadHostConfig(appDir: string, settings: Settings = {}): HostConfig {
   const sku = settings.WEBSITE_SKU;

@@ -296,6 +296,7 @@ async function startLocked(
         inputs: await builds.get(plan.name),
         components: [],
         restartLine: RESTART_LINE[plan.emulator as keyof typeof RESTART_LINE],
+        functionApp: plan.emulator === 'functions',
       };
       app.components.push(byName.get(plan.name) as ComponentProcess);
       apps.set(key, app);
@@ -398,8 +399,9 @@ async function startLocked(
   const watched = options.watch ? await appsToWatch() : [];
   if (watched.length > 0) {
     watcher = watchApps(watched, (component) => !stoppedOnPurpose.has(component.name));
-    const folders = [...new Set(watched.map((app) => relative(repositoryRoot, app.dir)))];
-    out.line('stack', `watching ${folders.join(', ')}: an edit rebuilds its app and reloads it`);
+    const folders = watcher.folders.map((dir) => relative(repositoryRoot, dir));
+    if (folders.length > 0)
+      out.line('stack', `watching ${folders.join(', ')}: an edit rebuilds its app and reloads it`);
   }
   out.line('stack', `ready in ${Math.round(performance.now() - began)} ms`);
   return stack;

@@ -326,3 +326,50 @@ export default function build() {
     ]);
   });
 });
+
+describe("watchApps, a function app's host.json", () => {
+  it('reloads on a change in its watchDirectories and of its watchFiles; not at all with fileWatchingEnabled false', async () => {
+    /** A function app in folder `name` whose build read src/a.ts, with `host` as its host.json. */
+    const functionApp = (name: string, host: object) => {
+      const dir = join(data.dir, name);
+      for (const folder of ['src', 'data', 'docs', 'other'])
+        mkdirSync(join(dir, folder), { recursive: true });
+      writeFileSync(join(dir, 'src', 'a.ts'), '1');
+      writeFileSync(join(dir, 'host.json'), JSON.stringify({ version: '2.0', ...host }));
+      const restarts: string[] = [];
+      const notes: string[] = [];
+      const component: RunningApp = {
+        name,
+        note: (text) => notes.push(text),
+        restart: async () => restarts.push(name) > 0,
+      };
+      const app = { dir, inputs: [join(dir, 'src', 'a.ts')], restartLine: 'restarting', functionApp: true };
+      return { dir, restarts, notes, app: { ...app, components: [component] } };
+    };
+    const on = functionApp('host-watches', { watchDirectories: ['data'], watchFiles: ['Notes.txt'] });
+    const off = functionApp('host-does-not', { fileWatchingEnabled: false });
+    const watcher = watchApps([off.app, on.app]);
+    try {
+      expect(watcher.folders).toEqual([on.dir]);
+      // Heard first, so its round (had it one) would come before the other's.
+      writeFileSync(join(off.dir, 'src', 'a.ts'), '2');
+      writeFileSync(join(on.dir, 'data', 'tasks.json'), '[]');
+      await waitFor('the restart for a file of a watched directory', () => on.restarts.length === 1, 10_000);
+      writeFileSync(join(on.dir, 'docs', 'notes.txt'), 'x');
+      await waitFor('the restart for a watched file', () => on.restarts.length === 2, 10_000);
+      // Not in a watched directory (the runtime compares the top folder), nor a watched file's name.
+      writeFileSync(join(on.dir, 'other', 'tasks.json'), '[]');
+      writeFileSync(join(on.dir, 'src', 'a.ts'), '2');
+      await waitFor('the restart for the source', () => on.restarts.length === 3, 10_000);
+    } finally {
+      await watcher.close();
+    }
+    const change = (path: string) => `File change of type 'Created' detected for '${join(on.dir, path)}'`;
+    expect(on.notes.filter((note) => note.startsWith('File change'))).toEqual([
+      change('data/tasks.json'),
+      change('docs/notes.txt'),
+      `File change of type 'Changed' detected for '${join(on.dir, 'src', 'a.ts')}'`,
+    ]);
+    expect([off.restarts, off.notes]).toEqual([[], []]);
+  });
+});

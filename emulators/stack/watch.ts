@@ -8,6 +8,7 @@ import { existsSync, type FSWatcher, readdirSync, statSync, watch } from 'node:f
 import { basename, dirname, extname, join, relative, sep } from 'node:path';
 import { repositoryRoot } from '../core/apps.ts';
 import { stopBuilding } from '../core/bundle.mjs';
+import { type FileWatching, hostFileWatching } from '../functions-host/config.ts';
 import { buildAppAndStamp, changesSinceBuild } from './build-app.ts';
 import type { ComponentProcess } from './component.ts';
 
@@ -23,6 +24,8 @@ export interface WatchedApp {
   components: RunningApp[];
   /** What its components say before they restart. */
   restartLine: string;
+  /** A function app: its host.json's `fileWatchingEnabled`, `watchDirectories` and `watchFiles` apply. */
+  functionApp?: boolean;
 }
 
 /** What each host says before it restarts for a change: the Functions host's words, and nodemon's. */
@@ -55,8 +58,21 @@ class AppWatch {
   /** The rounds run one after another: a change during a rebuild makes another once it is done. */
   queue = Promise.resolve();
 
+  /** A function app's host.json settings, read again after each round (a host.json change is one). */
+  fileWatching: FileWatching | undefined;
+
   constructor(readonly app: WatchedApp) {
     this.setInputs(app.inputs);
+    this.readHostJson();
+  }
+
+  readHostJson() {
+    this.fileWatching = this.app.functionApp ? hostFileWatching(this.app.dir) : undefined;
+  }
+
+  /** Whether its changes reload it: not a function app whose host.json says `fileWatchingEnabled: false`. */
+  get enabled(): boolean {
+    return this.fileWatching?.enabled !== false;
   }
 
   setInputs(inputs: string[] | undefined) {
@@ -74,13 +90,26 @@ class AppWatch {
    * nor an editor's own files (`.x.swp`, `x.ts~`), nor a file beside them that no build reads (a test).
    */
   concerns(path: string): boolean {
+    if (!this.enabled) return false;
     if (this.inputs?.has(path)) return true;
     const inFolder = relative(this.app.dir, path);
     if (inFolder.startsWith(`..${sep}`)) return false;
-    const [top] = inFolder.split(sep);
+    const [top = ''] = inFolder.split(sep);
     if (top === 'dist' || top === 'node_modules' || basename(path).startsWith('.')) return false;
     if (!this.inputs || SETTINGS_FILES.includes(inFolder)) return true;
+    if (this.#watchedByHost(inFolder, top)) return true;
     return this.#kinds.has(`${dirname(path)}|${extname(path)}`);
+  }
+
+  /**
+   * A file in one of host.json's `watchDirectories` (the runtime compares the top folder's name, as
+   * written) or named in its `watchFiles` (the runtime compares the name in any case, in any folder).
+   */
+  #watchedByHost(inFolder: string, top: string): boolean {
+    if (!this.fileWatching) return false;
+    if (inFolder !== top && this.fileWatching.directories.includes(top)) return true;
+    const name = basename(inFolder).toLowerCase();
+    return this.fileWatching.files.some((file) => file.toLowerCase() === name);
   }
 
   /** Notes a change of `path` (fs.watch's `rename` is a file made, replaced or removed). */
@@ -96,6 +125,8 @@ class AppWatch {
 }
 
 export interface Watcher {
+  /** The folders of the apps it reloads (not a function app whose host.json turned watching off). */
+  folders: string[];
   /** Stops watching; resolves once a rebuild and restart under way are done. */
   close(): Promise<void>;
 }
@@ -148,7 +179,9 @@ export function watchApps(
     watch.pending.clear();
     for (const [path, type] of changes)
       say(watch, `File change of type '${type}' detected for '${shown(path)}'`);
-    if (!(await rebuild(watch)) || closed) return;
+    const built = await rebuild(watch);
+    watch.readHostJson();
+    if (!built || closed) return;
     const restarting = watch.app.components.filter(restartable);
     for (const component of restarting) component.note(watch.app.restartLine);
     await Promise.all(
@@ -184,6 +217,7 @@ export function watchApps(
     if (app.build) for (const path of changesSinceBuild(app.dir, app.build)) changed(path, 'rename');
 
   return {
+    folders: [...new Set(watches.filter((watch) => watch.enabled).map((watch) => watch.app.dir))],
     async close() {
       closed = true;
       for (const tree of trees) tree.close();
