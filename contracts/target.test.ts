@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTls } from '../emulators/core/ca.ts';
 import { testDataDir } from '../emulators/core/testing.ts';
-import { runCli } from '../emulators/stack/test-support.ts';
+import { commandLineOf, descendants, runCli } from '../emulators/stack/test-support.ts';
 
 const VITEST = fileURLToPath(new URL('../node_modules/vitest/vitest.mjs', import.meta.url));
 const TABLE_TEST = fileURLToPath(new URL('./table.test.ts', import.meta.url));
@@ -45,6 +45,17 @@ describe('a target written by hand', () => {
   };
   const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
     runCli(args, { ...process.env, [TARGET_ENV]: '', TASKSTACK_DATA_DIR: data.dir, ...env });
+  /** The command lines of this process's children (the CLI and its script), taken as a request waits. */
+  let asked: string[] = [];
+  const noteCommands = () => {
+    asked = descendants(process.pid).flatMap((pid) => commandLineOf(pid) ?? []);
+  };
+  /** The script ran from its bundle, as the CLI itself does: under tsx each run cost ~0.85 s of CPU. */
+  const expectBundled = (bundleName: string) => {
+    const commands = asked.join('\n');
+    expect(commands).toMatch(new RegExp(`/bundles/${bundleName}\\.ts\\.packed/[\\w-]+/main\\.mjs `));
+    expect(commands).not.toContain('--import');
+  };
 
   it.each([
     [['conformance'], /^FAIL .*createtask: no body .* no answer from (\S+) within 0\.2 s$/m],
@@ -106,7 +117,10 @@ describe('a target written by hand', () => {
   });
 
   it('scenario run: a step answered with another status says which, what was expected and the body', async () => {
-    const refusing = createHttpServer((_, response) => response.writeHead(401).end());
+    const refusing = createHttpServer((_, response) => {
+      noteCommands();
+      response.writeHead(401).end();
+    });
     await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
     try {
       const baseUrl = `http://127.0.0.1:${(refusing.address() as { port: number }).port}`;
@@ -116,6 +130,7 @@ describe('a target written by hand', () => {
         /^FAIL {2}attachment-metadata {2}uploadattachment: status 401, expected 200; body ""$/m,
       );
       expect(result.status).toBe(1);
+      expectBundled('scenarios__run');
     } finally {
       await new Promise((resolve) => refusing.close(resolve));
     }
@@ -163,7 +178,10 @@ describe('a target written by hand', () => {
     const dataDir = join(data.dir, 'other-stack');
     mkdirSync(dataDir);
     const tls = await loadTls(dataDir, ['127.0.0.1']);
-    const server = createHttpsServer({ cert: tls.cert, key: tls.key }, (_, response) => response.end());
+    const server = createHttpsServer({ cert: tls.cert, key: tls.key }, (_, response) => {
+      noteCommands();
+      response.end();
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const gatewayUrl = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
     try {
@@ -177,6 +195,7 @@ describe('a target written by hand', () => {
       const answered = await run(['conformance', '--target', trusted]);
       expect(answered.stdout).toMatch(/^FAIL .* status 200, expected 401/m);
       expect(answered.stdout).not.toContain('certificate');
+      expectBundled('contracts__conformance');
       // TASKSTACK_TARGET_FILE=FILE npm test: the test processes trust the target's CA as well.
       const suite = await output(process.execPath, [VITEST, 'run', TABLE_TEST], {
         ...process.env,

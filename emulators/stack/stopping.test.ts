@@ -4,7 +4,7 @@
  * its output gone (a pipe), and the launcher killed outright.
  */
 import { type ChildProcess, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testDataDir, waitFor } from '../core/testing.ts';
 import { stackFilePath } from './stackfile.ts';
@@ -13,6 +13,7 @@ import {
   alive,
   type CliStack,
   cli,
+  commandLineOf,
   descendants,
   everyComponent,
   logsOf,
@@ -189,13 +190,7 @@ describe('stopping the stack', () => {
     // The start cannot end while the functions host is frozen: it is forked at once, but can be ready
     // only after Azurite. The command (a process of its own, ~0.3 s to load) then meets a start under way.
     const host = await waitFor('the functions host forked', () =>
-      descendants(child.pid as number).find((pid) => {
-        try {
-          return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('functions.cjs');
-        } catch {
-          return false; // gone meanwhile
-        }
-      }),
+      descendants(child.pid as number).find((pid) => commandLineOf(pid)?.includes('functions.cjs')),
     );
     process.kill(host, 'SIGSTOP');
     // Thawed once the launcher stops the start, so that it can take its own stop; unless the launcher

@@ -46,6 +46,15 @@ export const logsOf = (dataDir: string) =>
 
 export const alive = (pid: number | undefined) => pid !== undefined && processAlive(pid);
 
+/** Process `pid`'s command line, its arguments joined by spaces; undefined once it is gone. */
+export function commandLineOf(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+  } catch {
+    return undefined;
+  }
+}
+
 /** Every process below `pid` (children, grandchildren …), read from /proc. */
 export function descendants(pid: number): number[] {
   const parents = new Map<number, number[]>();
