@@ -1,7 +1,8 @@
 /**
  * The developer portal as a person uses it, in Debian's chromium (playwright-core, headless, a fresh
- * profile), against the whole stack: sign in as a test user at the identity provider, see the
- * subscription key, and Try it on managetask (with the EntraID token) and on the web API.
+ * profile), against the stack but web app B and Event Grid (neither is behind the gateway): sign in as a
+ * test user at the identity provider, see the subscription key, and Try it on managetask (with the
+ * EntraID token) and on the web API.
  * Screenshots go to test-results/portal/ (ignored by git).
  */
 import { mkdirSync } from 'node:fs';
@@ -19,7 +20,12 @@ let browser: Browser;
 
 beforeAll(async () => {
   mkdirSync(screenshots, { recursive: true });
-  stack = await start({ dataDir: data.dir, ports: 'free', console: false });
+  stack = await start({
+    dataDir: data.dir,
+    ports: 'free',
+    console: false,
+    components: ['identity', 'keyvault', 'cosmos', 'blob', 'eventhubs', 'gateway', 'functions', 'web'],
+  });
   browser = await launchChromium(await loadTls(data.dir));
 });
 afterAll(async () => {
