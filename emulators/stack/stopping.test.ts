@@ -202,17 +202,21 @@ describe('stopping the stack', () => {
       descendants(child.pid as number).find((pid) => commandLineOf(pid)?.includes('functions.cjs')),
     );
     process.kill(host, 'SIGSTOP');
-    // Thawed once the launcher stops the start, so that it can take its own stop; unless the launcher
-    // has already ended it (a process that has started nothing is killed).
-    whenPrinted(child, 'stopping…', () => {
+    const thaw = () => {
       try {
         process.kill(host, 'SIGCONT');
       } catch {
         // ESRCH: gone already
       }
-    });
+    };
+    // Thawed once the launcher stops the start, so that it can take its own stop; unless the launcher
+    // has already ended it (a process that has started nothing is killed).
+    whenPrinted(child, 'stopping…', thaw);
     const stopped = await runCli(['stop', '--data-dir', data.dir]);
     const code = await exited;
+    // A launcher that died without stopping it (SIGTERM unhandled) left it frozen: thawed, it sees the
+    // launcher gone and exits, rather than stay stopped on the machine after the test failed.
+    thaw();
     const seen = watched.stop();
     expect(stopped).toEqual({ status: 0, stdout: `stopped the stack on ${data.dir}.\n`, stderr: '' });
     expect(code, output()).toBe(143);
