@@ -50,6 +50,18 @@ async function snapshot(stack: CliStack, components = everyComponent) {
   return { pids, ports };
 }
 
+/** Stops process `pid` (SIGSTOP); the function returned lets it go on, unless it is gone already. */
+function freeze(pid: number): () => void {
+  process.kill(pid, 'SIGSTOP');
+  return () => {
+    try {
+      process.kill(pid, 'SIGCONT');
+    } catch {
+      // ESRCH: gone already
+    }
+  };
+}
+
 async function expectAllGone({ pids, ports }: { pids: number[]; ports: number[] }) {
   await waitFor('every process of the stack to exit', () => pids.every((pid) => !alive(pid)), 60_000);
   for (const port of ports) expect(await accepts(port), `port ${port}`).toBe(false);
@@ -156,10 +168,16 @@ describe('stopping the stack', () => {
     const stack = await startCli(data.dir, '--free-ports', ...onlySome);
     const running = await snapshot(stack, SOME);
     const group = -(stack.child.pid as number);
-    // The second signal goes in the same turn as "stopping…" arrives: a stop takes tens of milliseconds.
+    // The stop cannot end while the functions host is frozen, so the second signal always meets it under
+    // way (two components stop in a few milliseconds); the host is thawed once the launcher has said so.
+    const host = running.pids.find((pid) => commandLineOf(pid)?.includes('functions.cjs')) as number;
+    const thaw = freeze(host);
     whenPrinted(stack.child, 'stopping…', () => process.kill(group, 'SIGINT'));
+    whenPrinted(stack.child, 'still stopping…', thaw);
     process.kill(group, 'SIGTERM');
-    expect(await stack.exited).toBe(0);
+    const code = await stack.exited;
+    thaw();
+    expect(code).toBe(0);
     const afterStop = stack.output().slice(stack.output().indexOf('stopping…'));
     expect(afterStop).toContain('still stopping…');
     expect(afterStop).toContain('stopped.');
@@ -201,14 +219,7 @@ describe('stopping the stack', () => {
     const host = await waitFor('the functions host forked', () =>
       descendants(child.pid as number).find((pid) => commandLineOf(pid)?.includes('functions.cjs')),
     );
-    process.kill(host, 'SIGSTOP');
-    const thaw = () => {
-      try {
-        process.kill(host, 'SIGCONT');
-      } catch {
-        // ESRCH: gone already
-      }
-    };
+    const thaw = freeze(host);
     // Thawed once the launcher stops the start, so that it can take its own stop; unless the launcher
     // has already ended it (a process that has started nothing is killed).
     whenPrinted(child, 'stopping…', thaw);
