@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { parse } from 'acorn';
 import type { BuildOptions, Metafile, OutputFile, Plugin } from 'esbuild';
 import { glob } from 'tinyglobby';
+import { escapeRegExp } from './one-copy-per-package.mjs';
 
 const sameContent = (path: string, contents: Uint8Array) => {
   try {
@@ -35,9 +36,7 @@ function plainCommonJs(requireFromApp: NodeJS.Require, name: string): boolean {
 function requireCommonJs(appDir: string, external: string[]): Plugin {
   const requireFromApp = createRequire(join(appDir, 'package.json'));
   const names = external.filter((name) => plainCommonJs(requireFromApp, name));
-  const filter = new RegExp(
-    `^(${names.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})$`,
-  );
+  const filter = new RegExp(`^(${names.map(escapeRegExp).join('|')})$`);
   return {
     name: 'require-commonjs',
     setup(build) {

@@ -7,6 +7,12 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 
 /**
+ * `text` matched as is in a regular expression (esbuild's filters are Go's: the same escapes).
+ * @param {string} text
+ */
+export const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
  * The folder of the installed package holding `file`: the innermost `node_modules/<name>` (or `@scope/name`).
  * @param {string} file
  */
@@ -32,14 +38,21 @@ export function oneCopyPerPackage(lockfile) {
   };
   /** @type {Map<string, string>} */
   const kept = new Map();
+  /** The names of the packages installed more than once the same: only their imports are redirected. */
+  const copied = new Set();
   for (const path of Object.keys(packages).sort()) {
     const key = identity(path);
     if (key && !kept.has(key)) kept.set(key, path);
+    else if (key) copied.add(path.replace(/^.*node_modules\//, ''));
   }
+  // Each import the filter takes costs round trips between esbuild and Node (this callback, then
+  // build.resolve): taking every package's doubled the web app's build. `name` or `name/sub/path`.
+  const filter = new RegExp(`^(?:${[...copied].map(escapeRegExp).join('|')})(?:/|$)`);
   return {
     name: 'one-copy-per-package',
     setup(build) {
-      build.onResolve({ filter: /^[^./]/ }, async ({ path, importer, resolveDir, kind, pluginData }) => {
+      if (copied.size === 0) return;
+      build.onResolve({ filter }, async ({ path, importer, resolveDir, kind, pluginData }) => {
         if (pluginData === 'resolving') return undefined;
         const resolved = await build.resolve(path, { importer, resolveDir, kind, pluginData: 'resolving' });
         const dir = packageDir(resolved.path);

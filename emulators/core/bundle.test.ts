@@ -18,7 +18,9 @@ import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build, type PluginBuild } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
+import { oneCopyPerPackage } from '../../system/one-copy-per-package.mjs';
 import { bundle, bundleEntries } from './bundle.mjs';
 import { testDataDir } from './testing.ts';
 
@@ -235,6 +237,41 @@ describe('bundled packages', () => {
     expect(versions.sort()).toEqual([...new Set(versions)].sort());
     expect(versions.filter((version) => version.startsWith('3.'))).toHaveLength(1);
     expect(run(main as string)).toMatchObject({ stdout: 'json function', status: 0 });
+  });
+
+  it('cost a second resolution only for the packages installed more than once the same', async () => {
+    const repository = fileURLToPath(new URL('../..', import.meta.url));
+    const plugin = oneCopyPerPackage(join(repository, 'package-lock.json'));
+    const resolvedAgain: string[] = [];
+    await build({
+      stdin: { contents: "import 'type-is';\nimport 'koa';\n", resolveDir: repository },
+      bundle: true,
+      platform: 'node',
+      write: false,
+      logLevel: 'silent',
+      plugins: [
+        {
+          name: 'counting',
+          setup: (esbuild) =>
+            plugin.setup(
+              new Proxy(esbuild, {
+                get: (target, key): unknown =>
+                  key === 'resolve'
+                    ? (...args: Parameters<PluginBuild['resolve']>) => {
+                        resolvedAgain.push(args[0]);
+                        return target.resolve(...args);
+                      }
+                    : Reflect.get(target, key),
+              }),
+            ),
+        },
+      ],
+    });
+    // mime-types 3.0.2 is installed under type-is, koa, express …; type-is twice but at two versions
+    // (azurite's 1.6.18), koa once.
+    expect(resolvedAgain).toContain('mime-types');
+    expect(resolvedAgain).not.toContain('type-is');
+    expect(resolvedAgain).not.toContain('koa');
   });
 });
 
