@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { build, type OutputFile } from 'esbuild';
 import { afterAll, expect, it } from 'vitest';
 import { bundleOptions, latin1Comments, writeBuildOutput } from './build.ts';
 
@@ -51,4 +51,34 @@ it('ships modules whose comments had other characters as Latin-1 only, their str
   expect(app.shapes.dash).toBe('—’é');
   expect(app.pattern.test('——')).toBe(true);
   expect(app.ünïcödé).toBe('😀 —’é');
+});
+
+it('ships an output the last build shipped without reading it again, unless what is on disk changed since', async () => {
+  const dist = join(data.dir, 'again', 'dist');
+  const path = join(dist, 'chunk.js');
+  let reads = 0;
+  // As esbuild gives an output: its hash, and its text decoded when asked for.
+  const output = (hash: string, text: string): OutputFile => ({
+    path,
+    hash,
+    contents: Buffer.from(text),
+    get text() {
+      reads++;
+      return text;
+    },
+  });
+  const write = (file: OutputFile) =>
+    writeBuildOutput({ outputFiles: [file], metafile: { inputs: {}, outputs: {} } }, dist);
+  await write(output('one', '/* — */ export const x = 1;\n'));
+  expect(readFileSync(path, 'utf8')).toBe('/* ? */ export const x = 1;\n');
+  const read = reads;
+  expect(read).toBeGreaterThan(0);
+  await write(output('one', '/* — */ export const x = 1;\n'));
+  expect(reads).toBe(read);
+  // Written over since (by another process's build): shipped again.
+  writeFileSync(path, 'other');
+  await write(output('one', '/* — */ export const x = 1;\n'));
+  expect(readFileSync(path, 'utf8')).toBe('/* ? */ export const x = 1;\n');
+  await write(output('two', '/* – */ export const x = 2;\n'));
+  expect(readFileSync(path, 'utf8')).toBe('/* ? */ export const x = 2;\n');
 });

@@ -2,6 +2,7 @@
  * What the apps' builds (system/functions/build.ts, system/web/build.ts) share: how an app is bundled,
  * and writing esbuild's output into an app's dist/ the way a running reader can bear.
  */
+import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -126,6 +127,26 @@ const shipped = (file: OutputFile) =>
     ? Buffer.from(latin1Comments(file.text))
     : file.contents;
 
+const digest = (contents: Uint8Array) => createHash('sha256').update(contents).digest('base64');
+
+/**
+ * What this process last shipped at each output path: esbuild's hash of the output, and a digest of
+ * what was shipped for it. A rebuild after an edit (the watcher's) leaves the chunk of the SDKs as it
+ * was, and acorn need not parse its megabytes again (~0.3 s of CPU each rebuild of the function app).
+ */
+const lastShipped = new Map<string, { hash: string; digest: string }>();
+
+/** Whether `file` is what this process last shipped at its path, and that is still on disk. */
+function shippedBefore(file: OutputFile): boolean {
+  const last = lastShipped.get(file.path);
+  if (last?.hash !== file.hash) return false;
+  try {
+    return digest(readFileSync(file.path)) === last.digest;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Other hosts (parallel test files, a started app) may be loading dist/ meanwhile: only changed files are
  * replaced, each atomically, and stale ones removed afterwards, so a reader never sees a missing or
@@ -137,7 +158,9 @@ export async function writeBuildOutput(
   distDir: string,
 ): Promise<BuildReport> {
   for (const file of outputFiles) {
+    if (shippedBefore(file)) continue;
     const contents = shipped(file);
+    lastShipped.set(file.path, { hash: file.hash, digest: digest(contents) });
     if (sameContent(file.path, contents)) continue;
     mkdirSync(dirname(file.path), { recursive: true });
     const temporary = `${file.path}.${process.pid}.tmp`;
