@@ -171,7 +171,46 @@ describe('blob trigger', () => {
     expect(names.filter((name) => count(name) !== 1)).toEqual([]);
   });
 
-  it('gives up after poisonBlobThreshold failed tries (host.json: 3, queues.maxDequeueCount 1) and records a poison message', async () => {
+  // Side by side with the next test: this one drives a scan of its own, on a container no function
+  // watches, and waits for the storage's clock; the next one waits for the host's sweeps.
+  it.concurrent('stores the scan mark again only once a sweep lists a blob modified since the stored mark', async () => {
+    const container = storage.getContainerClient('scanned');
+    await container.createIfNotExists();
+    const info = storage
+      .getContainerClient('azure-webjobs-hosts')
+      .getBlobClient(`blobscaninfo/scan-test/${storage.accountName}/scanned/scanInfo`);
+    const stored = async () => {
+      const { LatestScan } = JSON.parse((await info.downloadToBuffer()).toString('utf8'));
+      return { mark: Date.parse(LatestScan), etag: (await info.getProperties()).etag };
+    };
+    const scan = new ContainerScan(storage, container, 'scan-test', '');
+    await scan.load();
+    const sweep = async () => {
+      await scan.sweep(
+        () => {},
+        () => false,
+      );
+      await scan.save();
+    };
+    const sweepUntilStoredPast = (modified: number) =>
+      waitFor('a stored mark past the blob', async () => {
+        await sweep();
+        const found = await stored().catch(() => undefined);
+        return found && found.mark > modified && found;
+      });
+    const { lastModified } = await upload('scanned', 'x.json', '{}');
+    const quiet = await sweepUntilStoredPast(lastModified?.getTime() ?? 0);
+    // Sweeps of the quiet container move the mark in memory (the storage's clock goes on) but store nothing.
+    await waitFor('a sweep with a later mark', async () => {
+      await sweep();
+      return scan.latestScan > quiet.mark;
+    });
+    expect((await stored()).etag).toBe(quiet.etag);
+    const { lastModified: changed } = await upload('scanned', 'y.json', '{}');
+    expect((await sweepUntilStoredPast(changed?.getTime() ?? 0)).etag).not.toBe(quiet.etag);
+  });
+
+  it.concurrent('gives up after poisonBlobThreshold failed tries (host.json: 3, queues.maxDequeueCount 1) and records a poison message', async () => {
     await upload('poison-input', 'bad.txt', 'bad');
     const message = await waitFor('the poison message', () => poisonFor('poison-input', 'bad.txt'));
     const { etag } = await storage
@@ -227,43 +266,6 @@ describe('blob trigger', () => {
       });
     await waitFor('every parallel run', () => running().length === blobs.length);
     expect(Math.max(...running())).toBe(4);
-  });
-
-  it('stores the scan mark again only once a sweep lists a blob modified since the stored mark', async () => {
-    const container = storage.getContainerClient('scanned');
-    await container.createIfNotExists();
-    const info = storage
-      .getContainerClient('azure-webjobs-hosts')
-      .getBlobClient(`blobscaninfo/scan-test/${storage.accountName}/scanned/scanInfo`);
-    const stored = async () => {
-      const { LatestScan } = JSON.parse((await info.downloadToBuffer()).toString('utf8'));
-      return { mark: Date.parse(LatestScan), etag: (await info.getProperties()).etag };
-    };
-    const scan = new ContainerScan(storage, container, 'scan-test', '');
-    await scan.load();
-    const sweep = async () => {
-      await scan.sweep(
-        () => {},
-        () => false,
-      );
-      await scan.save();
-    };
-    const sweepUntilStoredPast = (modified: number) =>
-      waitFor('a stored mark past the blob', async () => {
-        await sweep();
-        const found = await stored().catch(() => undefined);
-        return found && found.mark > modified && found;
-      });
-    const { lastModified } = await upload('scanned', 'x.json', '{}');
-    const quiet = await sweepUntilStoredPast(lastModified?.getTime() ?? 0);
-    // Sweeps of the quiet container move the mark in memory (the storage's clock goes on) but store nothing.
-    await waitFor('a sweep with a later mark', async () => {
-      await sweep();
-      return scan.latestScan > quiet.mark;
-    });
-    expect((await stored()).etag).toBe(quiet.etag);
-    const { lastModified: changed } = await upload('scanned', 'y.json', '{}');
-    expect((await sweepUntilStoredPast(changed?.getTime() ?? 0)).etag).not.toBe(quiet.etag);
   });
 
   it('puts a function whose connection is not set in error, as the storage extension does, and runs the others', async () => {
