@@ -25,6 +25,10 @@ import { oneCopyPerPackage } from '../../system/one-copy-per-package.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const bundlesDir = join(root, 'node_modules', '.cache', 'taskstack', 'bundles');
+// What makes a bundle besides its sources: a change to the bundler or its plugin changes every bundle.
+const BUNDLER = ['./bundle.mjs', '../../system/one-copy-per-package.mjs'].map((path) =>
+  relative(root, fileURLToPath(new URL(path, import.meta.url))),
+);
 
 /**
  * Each of the project's modules keeps its own `import.meta.url` (its source file's), so that paths it
@@ -237,7 +241,7 @@ async function buildNow(
   const inputs = Object.keys(metafile.inputs).filter(
     (input) => !input.includes('node_modules/') && !input.startsWith('virtual:'),
   );
-  inputs.push('package-lock.json');
+  inputs.push('package-lock.json', ...BUNDLER);
   const times = inputTimes(
     inputs.map((input) => join(root, input)),
     began,

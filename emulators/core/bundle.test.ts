@@ -21,7 +21,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type PluginBuild } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
 import { oneCopyPerPackage } from '../../system/one-copy-per-package.mjs';
-import { bundle, bundleEntries } from './bundle.mjs';
+import { bundle, bundleEntries, bundleInputs } from './bundle.mjs';
 import { testDataDir } from './testing.ts';
 
 const data = testDataDir();
@@ -67,6 +67,18 @@ describe('bundle', () => {
     const older = new Date(Date.now() - 3_600_000);
     utimesSync(source, older, older);
     expect((await import(pathToFileURL(await bundle(source)).href)).report()).toBe('restored');
+  });
+
+  it('counts the bundler and its plugin among what a bundle was made of (a change to either builds again)', async () => {
+    const source = probe('made-by');
+    await bundle(source);
+    expect(bundleInputs(source)).toEqual(
+      expect.arrayContaining([
+        'package-lock.json',
+        'emulators/core/bundle.mjs',
+        'system/one-copy-per-package.mjs',
+      ]),
+    );
   });
 
   it('builds again after a source was saved while its bundle was built', async () => {
