@@ -74,7 +74,7 @@ it('restarts the worker when a function still runs after its timeout and grace, 
 it('restarts the worker when a function holds the event loop, through the launcher', async () => {
   const pid = host.pid as number;
   // The host cannot answer while the loop is held, nor say that the function timed out.
-  const answer = call('spin').catch((error: Error) => error);
+  const answer = call('hold').catch((error: Error) => error);
   await servedByAnotherProcess(pid);
   expect(await answer).toBeInstanceOf(Error);
   expect(host.output).toContainEqual(

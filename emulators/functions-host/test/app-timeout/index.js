@@ -14,12 +14,12 @@ app.http('late', {
 });
 // Never ends, letting the event loop turn.
 app.http('stuck', { authLevel: 'anonymous', handler: () => new Promise(() => {}) });
-// Holding the event loop: no timer of the worker's own can fire.
-app.http('spin', {
+// Holding the event loop, as a debugger's breakpoint does: no timer of the worker's own can fire. A
+// blocked wait rather than a busy loop, which burnt a core until the worker was killed.
+app.http('hold', {
   authLevel: 'anonymous',
   handler: async () => {
-    const end = Date.now() + 60_000;
-    while (Date.now() < end) {}
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60_000);
     return { body: 'never' };
   },
 });
