@@ -57,14 +57,17 @@ it('restarts the worker when a function still runs after its timeout and grace, 
   const release = createServer((_req, res) => held.push(res));
   const port = await listen(release, 0);
   try {
-    expect((await call(`late?release=http://127.0.0.1:${port}/`)).status).toBe(500);
+    const late = call(`late?release=http://127.0.0.1:${port}/`);
     await waitFor('late to wait for its release', () => held.length === 1);
+    // Started after `late`, whose grace thus ends first: `late` would have restarted the worker before
+    // `stuck` did, had its end within the grace not counted.
+    const stuck = call('stuck');
+    expect((await late).status).toBe(500);
     held[0]?.end('go');
+    expect((await stuck).status).toBe(500);
   } finally {
     await close(release);
   }
-  // `late` would have restarted the worker before `stuck` did, had its end within the grace not counted.
-  expect((await call('stuck')).status).toBe(500);
   await servedByAnotherProcess(pid);
   const restarts = readLog(logFile).filter((e) => e.message.startsWith('A function timeout has occurred.'));
   expect(restarts.map((e) => e.message)).toEqual([restartLine(invocationOf('stuck'))]);
