@@ -31,14 +31,20 @@ let provider: ComponentUnderTest;
 let web: WebApp;
 let browser: Browser;
 let settings: Record<string, string>;
+/**
+ * A second registered port, for the tests that run the app against a failing directory: beside `web`,
+ * which then need not be stopped and started again for the tests after them.
+ */
+let otherPort: number;
 
 beforeAll(async () => {
   mkdirSync(screenshots, { recursive: true });
   // The data directory's keys and certificates first: the stack and the provider then read the same ones,
   // and start side by side (with the browser, which needs only the certificate).
   context = await testContext(data.dir, { inMemory: true });
-  const port = await freePort();
-  const webUrl = `http://127.0.0.1:${port}`;
+  const [port, other] = [await freePort(), await freePort()];
+  otherPort = other;
+  const callbacks = [port, other].map((p) => `http://127.0.0.1:${p}/signin-oidc`);
   // Chromium does not read NODE_EXTRA_CA_CERTS: it trusts the stack's server key by its SPKI hash.
   [stack, provider, browser] = await Promise.all([
     startStores(data.dir, ['identity', 'keyvault', 'cosmos']),
@@ -46,8 +52,8 @@ beforeAll(async () => {
       'identity',
       {
         port: 0,
-        redirectUris: { taskWeb: [`${webUrl}/signin-oidc`] },
-        postLogoutRedirectUris: { taskWeb: [`${webUrl}/`] },
+        redirectUris: { taskWeb: callbacks },
+        postLogoutRedirectUris: { taskWeb: [`http://127.0.0.1:${port}/`] },
       },
       data.dir,
       { inMemory: true },
@@ -86,15 +92,15 @@ const user = (name: string) => ({
   ...context.secrets.directory.users[name],
 });
 
-/** Opens the app in a fresh browser profile and signs in on the provider's page as `name`. */
-async function signIn(name: string): Promise<Page> {
+/** Opens the app (`web` unless told) in a fresh browser profile and signs in on the provider's page as `name`. */
+async function signIn(name: string, app = web): Promise<Page> {
   const page = await (await browser.newContext()).newPage();
-  await page.goto(web.url);
+  await page.goto(app.url);
   expect(page.url().startsWith(`${provider.endpoints.authority}/`)).toBe(true);
   const { userPrincipalName, password } = user(name);
   await page.fill('#username', userPrincipalName as string);
   await page.fill('#password', password as string);
-  await Promise.all([page.waitForURL(`${web.url}/`), page.click('button[type=submit]')]);
+  await Promise.all([page.waitForURL(`${app.url}/`), page.click('button[type=submit]')]);
   return page;
 }
 
@@ -338,22 +344,22 @@ describe('variant B in chromium', () => {
   });
 
   it('a directory that fails: the signed-in page answers 503 with a clear text, and the app serves on', async () => {
-    // The same app on the same port (the one the registration lists), with Graph at a path the
-    // provider does not serve: its /me refuses every call.
-    const port = Number(new URL(web.url).port);
-    await web.stop();
-    web = await startWebApp({ ...settings, GraphBaseUrl: `${provider.endpoints.graph}/nowhere` }, port);
+    // The app on the other registered port, with Graph at a path the provider does not serve: its /me
+    // refuses every call.
+    const failing = await startWebApp(
+      { ...settings, GraphBaseUrl: `${provider.endpoints.graph}/nowhere` },
+      otherPort,
+    );
     try {
-      const page = await signIn('alice');
-      const down = await page.goto(web.url);
+      const page = await signIn('alice', failing);
+      const down = await page.goto(failing.url);
       expect(down?.status()).toBe(503);
       expect(down?.headers()['content-type']).toBe('text/plain; charset=utf-8');
       expect(await down?.text()).toBe(PROFILE_UNAVAILABLE);
-      expect(web.output()).toMatch(/Graph \/me: Graph answered 4\d\d/);
-      expect(web.running()).toBe(true);
+      expect(failing.output()).toMatch(/Graph \/me: Graph answered 4\d\d/);
+      expect(failing.running()).toBe(true);
     } finally {
-      await web.stop();
-      web = await startWebApp(settings, port);
+      await failing.stop();
     }
   });
 
@@ -366,21 +372,19 @@ describe('variant B in chromium', () => {
       res.end('{"error":{"code":"InvalidAuthenticationToken","message":"Access token validation failure."}}');
     });
     const graph = `http://${LOOPBACK}:${await listen(refusing, 0)}/v1.0`;
-    const port = Number(new URL(web.url).port);
-    await web.stop();
-    web = await startWebApp({ ...settings, GraphBaseUrl: graph }, port);
+    const refused = await startWebApp({ ...settings, GraphBaseUrl: graph }, otherPort);
     try {
       const page = await (await browser.newContext()).newPage();
       const signIns: string[] = [];
       page.on('request', (request) => {
-        if (request.url().startsWith(`${web.url}/signin-oidc`)) signIns.push(request.url());
+        if (request.url().startsWith(`${refused.url}/signin-oidc`)) signIns.push(request.url());
       });
-      await page.goto(web.url);
+      await page.goto(refused.url);
       const { userPrincipalName, password } = user('alice');
       await page.fill('#username', userPrincipalName as string);
       await page.fill('#password', password as string);
       const [answer] = await Promise.all([
-        page.waitForResponse((response) => response.url() === `${web.url}/` && response.status() !== 302),
+        page.waitForResponse((response) => response.url() === `${refused.url}/` && response.status() !== 302),
         page.click('button[type=submit]'),
       ]);
       expect({ status: answer.status(), text: await answer.text() }).toEqual({
@@ -391,10 +395,9 @@ describe('variant B in chromium', () => {
       expect(signIns).toHaveLength(1);
       expect(tokens).toHaveLength(2);
       expect(new Set(tokens).size).toBe(2);
-      expect(web.output()).toContain('Graph /me: Graph answered 401');
+      expect(refused.output()).toContain('Graph /me: Graph answered 401');
     } finally {
-      await web.stop();
-      web = await startWebApp(settings, port);
+      await refused.stop();
       await close(refusing);
     }
   });
