@@ -290,20 +290,20 @@ export function resolveAppSettings(
 }
 
 /**
- * App setting `name` as the app will read it (resolveAppSettings' precedence, then the environment), for
- * what must be known before the app's process starts: its NODE_OPTIONS, and the Node worker's arguments
- * `languageWorkers__node__arguments`. Undefined when local.settings.json cannot be read: the host's start
- * then says why.
+ * The environment of the host's process from its start: `environment` with the app settings as the app
+ * will read them (resolveAppSettings), as in Azure. So the Node worker's arguments
+ * (`languageWorkers__node__arguments`) and NODE_OPTIONS apply to it, and the SDKs the host loads read
+ * theirs (AZURE_LOG_LEVEL) as they load. Without them when local.settings.json cannot be read: the host's
+ * start then says why.
  */
-export function appSetting(
+export function appEnvironment(
   appDir: string,
   settings: Record<string, string>,
-  name: string,
   environment: NodeJS.ProcessEnv = process.env,
-): string | undefined {
+): NodeJS.ProcessEnv {
   try {
-    return resolveAppSettings(appDir, settings, environment)[name] ?? environment[name];
+    return { ...environment, ...resolveAppSettings(appDir, settings, environment) };
   } catch {
-    return undefined;
+    return environment;
   }
 }

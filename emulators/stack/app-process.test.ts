@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testDataDir } from '../core/testing.ts';
-import { appSetting } from '../functions-host/config.ts';
+import { appEnvironment } from '../functions-host/config.ts';
 import { appPath } from '../functions-host/test/helpers.ts';
 import { type Stack, start } from './launcher.ts';
 
@@ -16,7 +16,11 @@ const data = testDataDir();
 afterAll(() => data.remove());
 const WORKER = 'languageWorkers__node__arguments';
 
-describe("a function app's settings before its host starts (appSetting)", () => {
+/** App setting `name` as the host's process gets it in its environment. */
+const appSetting = (appDir: string, settings: Record<string, string>, name: string, env: NodeJS.ProcessEnv) =>
+  appEnvironment(appDir, settings, env)[name];
+
+describe("a function app's settings before its host starts (appEnvironment)", () => {
   it('follow the app settings’ precedence: settings, then the environment, then local.settings.json', () => {
     expect(appSetting(appPath('app-cjs'), { [WORKER]: '--a' }, WORKER, { [WORKER]: '--b' })).toBe('--a');
     expect(appSetting(appPath('app-cjs'), {}, WORKER, { [WORKER]: '--b' })).toBe('--b');

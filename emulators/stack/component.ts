@@ -18,7 +18,7 @@ import {
   type ToComponent,
 } from '../core/ipc.ts';
 import type { ComponentSecrets } from '../core/secrets.ts';
-import { appSetting } from '../functions-host/config.ts';
+import { appEnvironment } from '../functions-host/config.ts';
 import { emulatorModule, hosts, services } from '../registry.ts';
 import type { Console } from './console.ts';
 
@@ -78,18 +78,20 @@ export function entryArgs(entry: ComponentEntry, options: unknown): string[] {
  * host what its app's settings say of it. Azure runs an app's Node process with every app setting in
  * its environment, so the app's NODE_OPTIONS apply to it; and Azure's Functions host starts the Node
  * worker with the app's `languageWorkers__node__arguments`, split at white space (a functions host's
- * process is the app's worker). `--inspect` in either attaches a debugger to the app's code.
+ * process is the app's worker). `--inspect` in either attaches a debugger to the app's code. A function
+ * app's settings are all in its host's environment from the start: the SDKs the host loads before it
+ * loads the app read theirs then (AZURE_LOG_LEVEL).
  */
 function processOf({ emulator, options }: PendingStart, env: NodeJS.ProcessEnv) {
   const { appDir, settings = {} } = options as { appDir?: string; settings?: Record<string, string> };
-  const functions = emulator === 'functions' && appDir !== undefined;
-  const setting = (name: string) => (functions ? appSetting(appDir, settings, name, env) : settings[name]);
-  const worker = functions
-    ? (setting('languageWorkers__node__arguments')?.split(/\s+/).filter(Boolean) ?? [])
-    : [];
-  const nodeOptions = appDir === undefined ? undefined : setting('NODE_OPTIONS');
+  if (emulator === 'functions' && appDir !== undefined) {
+    const environment = appEnvironment(appDir, settings, env);
+    const worker = environment.languageWorkers__node__arguments?.split(/\s+/).filter(Boolean) ?? [];
+    return { execArgv: [...heapFlags(emulator), ...worker], env: environment };
+  }
+  const nodeOptions = appDir === undefined ? undefined : settings.NODE_OPTIONS;
   return {
-    execArgv: [...heapFlags(emulator), ...worker],
+    execArgv: heapFlags(emulator),
     env: nodeOptions === undefined ? env : { ...env, NODE_OPTIONS: nodeOptions },
   };
 }
