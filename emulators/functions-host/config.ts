@@ -4,51 +4,33 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { readJsonIfExists } from '../core/files.ts';
+import { type HostSection, hostConfiguration } from './configuration.ts';
 import type { Settings } from './connections.ts';
 import { type ClientRetryOptions, clientRetryOptions } from './eventhub-retry.ts';
 import { parseNetInteger } from './http/routes.ts';
-import { parseTimeSpan } from './timespan.ts';
 
-const logLevel = z.enum(['Trace', 'Debug', 'Information', 'Warning', 'Error', 'Critical', 'None']);
-export type HostLogLevel = z.infer<typeof logLevel>;
+const LOG_LEVELS = ['Trace', 'Debug', 'Information', 'Warning', 'Error', 'Critical', 'None'] as const;
+export type HostLogLevel = (typeof LOG_LEVELS)[number];
 
-/** The parts of host.json (schema version 2.0) this host honours; anything else is accepted and ignored. */
-const hostJsonSchema = z.looseObject({
-  version: z.unknown().optional(),
-  functionTimeout: z.string().optional(),
-  logging: z.looseObject({ logLevel: z.record(z.string(), logLevel).optional() }).optional(),
-  extensions: z
-    .looseObject({
-      http: z.looseObject({ routePrefix: z.string().optional() }).optional(),
-      // The storage extension's BlobsOptions (5.x, extension bundle 4): its setters' checks, in its words.
-      blobs: z
-        .looseObject({
-          maxDegreeOfParallelism: z
-            .number()
-            .int()
-            .min(1, "Specified argument was out of the range of valid values. (Parameter 'value')")
-            .optional(),
-          poisonBlobThreshold: z
-            .number()
-            .int()
-            .min(1, "PoisonBlobThreshold must not be less than 1. (Parameter 'value')")
-            .optional(),
-        })
-        .optional(),
-      eventHubs: z
-        .looseObject({
-          maxEventBatchSize: z.number().int().positive().optional(),
-          maxBatchSize: z.number().int().positive().optional(),
-          batchCheckpointFrequency: z.number().int().positive().optional(),
-          initialOffsetOptions: z
-            .looseObject({ type: z.string().optional(), enqueuedTimeUtc: z.string().optional() })
-            .optional(),
-          clientRetryOptions: z.record(z.string(), z.unknown()).optional(),
-        })
-        .optional(),
-    })
-    .optional(),
-});
+/**
+ * `logging.logLevel`: category → level, categories lower-cased (compared in any case). A level is read as
+ * the logging configuration reads it (LoggerFilterConfigureOptions: Enum.TryParse ignoring case, so a
+ * number too; an empty one is skipped), and refused in its words.
+ */
+function logLevels(section: HostSection): Record<string, HostLogLevel> {
+  const levels: Record<string, HostLogLevel> = {};
+  for (const [category, entry] of section.children()) {
+    const text = entry.value;
+    if (!text) continue;
+    const name = text.trim().toLowerCase();
+    const level = /^[+-]?\d+$/.test(name)
+      ? LOG_LEVELS[Math.min(Math.max(Number(name), 0), 6)]
+      : LOG_LEVELS.find((known) => known.toLowerCase() === name);
+    if (!level) throw new Error(`host.json: Configuration value '${text}' is not supported.`);
+    levels[category.toLowerCase()] = level;
+  }
+  return levels;
+}
 
 /**
  * Where a partition without a checkpoint starts (`extensions.eventHubs.initialOffsetOptions`): the
@@ -56,19 +38,23 @@ const hostJsonSchema = z.looseObject({
  */
 export type InitialOffset = { from: 'start' } | { from: 'end' } | { from: 'time'; enqueuedOn: Date };
 
-function initialOffset(options: { type?: string; enqueuedTimeUtc?: string } | undefined): InitialOffset {
+function initialOffset(section: HostSection): InitialOffset {
+  const options = {
+    type: section.section('type').value,
+    enqueuedTimeUtc: section.section('enqueuedTimeUtc').value,
+  };
   // .NET's configuration binder reads an enum's name in any case.
-  const type = (options?.type ?? 'FromStart').toLowerCase();
+  const type = (options.type ?? 'FromStart').toLowerCase();
   if (type === 'fromstart') return { from: 'start' };
   if (type === 'fromend') return { from: 'end' };
   if (type !== 'fromenqueuedtime')
     throw new Error(
-      `host.json: extensions.eventHubs.initialOffsetOptions.type must be FromStart, FromEnd or FromEnqueuedTime, not '${options?.type}'`,
+      `host.json: extensions.eventHubs.initialOffsetOptions.type must be FromStart, FromEnd or FromEnqueuedTime, not '${options.type}'`,
     );
-  const enqueuedOn = new Date(options?.enqueuedTimeUtc ?? Number.NaN);
+  const enqueuedOn = new Date(options.enqueuedTimeUtc ?? Number.NaN);
   if (Number.isNaN(enqueuedOn.getTime()))
     throw new Error(
-      `host.json: extensions.eventHubs.initialOffsetOptions.enqueuedTimeUtc must be a time for FromEnqueuedTime, not '${options?.enqueuedTimeUtc ?? ''}'`,
+      `host.json: extensions.eventHubs.initialOffsetOptions.enqueuedTimeUtc must be a time for FromEnqueuedTime, not '${options.enqueuedTimeUtc ?? ''}'`,
     );
   return { from: 'time', enqueuedOn };
 }
@@ -89,6 +75,9 @@ export interface HostConfig {
   /** `clientRetry`: how the extension's clients retry (`clientRetryOptions`, see eventhub-retry.ts). */
   eventHubs: {
     maxBatchSize: number;
+    /** `minEventBatchSize` and `maxWaitTime`: checked, not honoured (see triggers/eventhub.ts). */
+    minBatchSize: number;
+    maxWaitTimeMs: number;
     checkpointFrequency: number;
     initialOffset: InitialOffset;
     clientRetry: ClientRetryOptions;
@@ -194,6 +183,38 @@ export function hostFileWatching(appDir: string): FileWatching {
   };
 }
 
+/**
+ * `extensions.eventHubs` as the extension (5.x and later) binds EventHubOptions: the old name
+ * `eventProcessorOptions.maxBatchSize` first (the new one wins), then the properties in their declaration
+ * order, each checked by its setter, in its words; then its PostConfigure's check. A top-level
+ * `maxBatchSize` (the 4.x extension's name) is not read, as there.
+ */
+function eventHubOptions(section: HostSection): HostConfig['eventHubs'] {
+  const positive = (name: string, words: string) => section.section(name).int({ min: 1, words });
+  const legacyMax = section.section('eventProcessorOptions').section('maxBatchSize');
+  const oldMax = legacyMax.int({ min: 1, words: 'Batch size must be larger than 0.' });
+  const clientRetry = clientRetryOptions(section.section('clientRetryOptions'));
+  const checkpointFrequency =
+    positive('batchCheckpointFrequency', 'Batch checkpoint frequency must be larger than 0.') ?? 1;
+  const maxBatchSize = positive('maxEventBatchSize', 'Batch size must be larger than 0.') ?? oldMax ?? 100;
+  const minBatchSize = positive('minEventBatchSize', 'Batch size must be larger than or equal to 1.') ?? 1;
+  const wait = section.section('maxWaitTime');
+  const maxWaitTimeMs = wait.timeSpan() ?? 60_000;
+  if (maxWaitTimeMs < 0) throw wait.refused('Max Wait Time must be larger than or equal to 0.');
+  if (maxWaitTimeMs > 600_000) throw wait.refused('Max Wait Time must be less than or equal to 10 minutes.');
+  const offset = initialOffset(section.section('initialOffsetOptions'));
+  if (minBatchSize > maxBatchSize)
+    throw section.refused('The minimum event batch size cannot be larger than the maximum event batch size.');
+  return {
+    maxBatchSize,
+    minBatchSize,
+    maxWaitTimeMs,
+    checkpointFrequency,
+    initialOffset: offset,
+    clientRetry,
+  };
+}
+
 /** `settings`: the app settings (WEBSITE_SKU, which App Service sets from its plan; the request size limit). */
 export function loadHostConfig(appDir: string, settings: Settings = {}): HostConfig {
   const sku = settings.WEBSITE_SKU;
@@ -204,44 +225,43 @@ export function loadHostConfig(appDir: string, settings: Settings = {}): HostCon
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`no host.json in ${appDir}`);
     throw new Error(`host.json is not valid JSON: ${(error as Error).message}`);
   }
-  const parsed = hostJsonSchema.safeParse(raw);
-  if (!parsed.success) throw new Error(`host.json: ${z.prettifyError(parsed.error)}`);
-  const host = parsed.data;
-  checkVersion(host);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new Error('host.json: the file must hold a JSON object');
+  checkVersion(raw as Record<string, unknown>);
+  const host = hostConfiguration(raw);
+  const extensions = host.section('extensions');
   const bounds = timeoutBounds(sku);
   let functionTimeoutMs: number | undefined = bounds.defaultMs;
-  if (host.functionTimeout === '-1' && bounds.unbounded) functionTimeoutMs = undefined;
-  else if (host.functionTimeout !== undefined) {
-    functionTimeoutMs = host.functionTimeout === '-1' ? -86_400_000 : parseTimeSpan(host.functionTimeout);
-    if (functionTimeoutMs === undefined)
-      throw new Error(`host.json: functionTimeout "${host.functionTimeout}" is not hh:mm:ss`);
+  const timeout = host.section('functionTimeout').timeSpan();
+  // -1 (TimeSpan.Parse: minus one day) is no limit where the plan allows it.
+  if (timeout === -86_400_000 && bounds.unbounded) functionTimeoutMs = undefined;
+  else if (timeout !== undefined) {
+    functionTimeoutMs = timeout;
     if (functionTimeoutMs < 1000 || functionTimeoutMs > bounds.maxMs)
       throw new Error(
         `host.json: FunctionTimeout must be greater than 00:00:01 and less than ${bounds.max}.`,
       );
   }
-  const eventHubs = host.extensions?.eventHubs;
+  const blobs = extensions.section('blobs');
+  const atLeastOne = (name: string, words: string) => blobs.section(name).int({ min: 1, words });
   return {
-    routePrefix: (host.extensions?.http?.routePrefix ?? 'api').replace(/^\/+|\/+$/g, ''),
+    routePrefix: (extensions.section('http').section('routePrefix').value ?? 'api').replace(/^\/+|\/+$/g, ''),
     functionTimeoutMs,
-    logLevels: Object.fromEntries(
-      Object.entries(host.logging?.logLevel ?? {}).map(([category, level]) => [
-        category.toLowerCase(),
-        level,
-      ]),
-    ),
+    logLevels: logLevels(host.section('logging').section('logLevel')),
     blobs: {
-      poisonBlobThreshold: host.extensions?.blobs?.poisonBlobThreshold ?? 5,
+      // The storage extension's BlobsOptions (5.x, extension bundle 4): its setters' checks, in its words.
+      poisonBlobThreshold:
+        atLeastOne(
+          'poisonBlobThreshold',
+          "PoisonBlobThreshold must not be less than 1. (Parameter 'value')",
+        ) ?? 5,
       maxDegreeOfParallelism:
-        host.extensions?.blobs?.maxDegreeOfParallelism ??
-        8 * (isConsumption(sku) ? 1 : availableParallelism()),
+        atLeastOne(
+          'maxDegreeOfParallelism',
+          "Specified argument was out of the range of valid values. (Parameter 'value')",
+        ) ?? 8 * (isConsumption(sku) ? 1 : availableParallelism()),
     },
-    eventHubs: {
-      maxBatchSize: eventHubs?.maxEventBatchSize ?? eventHubs?.maxBatchSize ?? 100,
-      checkpointFrequency: eventHubs?.batchCheckpointFrequency ?? 1,
-      initialOffset: initialOffset(eventHubs?.initialOffsetOptions),
-      clientRetry: clientRetryOptions(eventHubs?.clientRetryOptions),
-    },
+    eventHubs: eventHubOptions(extensions.section('eventHubs')),
     maxRequestBodySize: readLocalSettings(appDir).Host?.MaxRequestBodySize,
     requestBodyLimit: requestBodyLimit(settings),
   };
