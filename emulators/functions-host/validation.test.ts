@@ -1,16 +1,15 @@
 /** host.json's version and functionTimeout bounds, and the functions the runtime puts in error at start. */
-import { cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { RetryMode } from '@azure/event-hubs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repositoryRoot } from '../core/apps.ts';
 import { testContext, testDataDir } from '../core/testing.ts';
 import type { ComponentUnderTest } from '../stack/test-support.ts';
 import { startComponent } from '../stack/test-support.ts';
 import { loadHostConfig } from './config.ts';
 import { sdkRetryOptions } from './eventhub-retry.ts';
-import { appPath } from './test/helpers.ts';
+import { appPath, appWithHostJson } from './test/helpers.ts';
 import { parseTimeSpan } from './timespan.ts';
 
 const data = testDataDir();
@@ -109,10 +108,8 @@ describe('FUNCTIONS_REQUEST_BODY_SIZE_LIMIT', () => {
 
 describe('the plan the host is told (sku)', () => {
   it('is WEBSITE_SKU for the app, and on Consumption a host.json with "functionTimeout": "-1" stops the start', async () => {
-    const appDir = join(data.dir, 'app-unbounded');
-    cpSync(appPath('app-timeout'), appDir, { recursive: true });
-    symlinkSync(join(repositoryRoot, 'node_modules'), join(appDir, 'node_modules'));
-    writeFileSync(join(appDir, 'host.json'), '{ "version": "2.0", "functionTimeout": "-1" }');
+    const hostJson = '{ "version": "2.0", "functionTimeout": "-1" }';
+    const appDir = appWithHostJson('app-timeout', join(data.dir, 'app-unbounded'), hostJson);
     const options = { port: 0, appDir, settings: { AzureWebJobsSecretStorageType: 'files' } };
     await expect(startComponent('functions', { ...options, sku: 'Dynamic' }, data.dir)).rejects.toThrow(
       'host.json: FunctionTimeout must be greater than 00:00:01 and less than 00:10:00.',
@@ -245,11 +242,9 @@ describe('host.json extensions.eventHubs.clientRetryOptions', () => {
   });
 
   it('stops the host from starting', async () => {
-    const appDir = join(data.dir, 'app-bad-retries');
-    cpSync(appPath('app-timeout'), appDir, { recursive: true });
-    symlinkSync(join(repositoryRoot, 'node_modules'), join(appDir, 'node_modules'));
-    writeFileSync(
-      join(appDir, 'host.json'),
+    const appDir = appWithHostJson(
+      'app-timeout',
+      join(data.dir, 'app-bad-retries'),
       '{"version": "2.0", "extensions": {"eventHubs": {"clientRetryOptions": {"maximumRetries": -1}}}}',
     );
     const options = { port: 0, appDir, settings: { AzureWebJobsSecretStorageType: 'files' } };

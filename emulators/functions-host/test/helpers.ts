@@ -1,5 +1,7 @@
 /** Helpers shared by the functions host's tests. */
+import { cpSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   type EventHubConsumerClient,
@@ -8,10 +10,19 @@ import {
   earliestEventPosition,
 } from '@azure/event-hubs';
 import { BlobServiceClient } from '@azure/storage-blob';
+import { repositoryRoot } from '../../core/apps.ts';
 import { waitFor } from '../../core/testing.ts';
 import { type ComponentUnderTest, startComponent } from '../../stack/test-support.ts';
 
 export const appPath = (name: string) => fileURLToPath(new URL(`./${name}/`, import.meta.url));
+
+/** A copy of test app `app` at `appDir` (its packages the repository's) with `hostJson` as its host.json. */
+export function appWithHostJson(app: string, appDir: string, hostJson: string): string {
+  cpSync(appPath(app), appDir, { recursive: true });
+  symlinkSync(join(repositoryRoot, 'node_modules'), join(appDir, 'node_modules'));
+  writeFileSync(join(appDir, 'host.json'), hostJson);
+  return appDir;
+}
 
 import { readLogFile } from '../logs.ts';
 

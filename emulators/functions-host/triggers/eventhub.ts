@@ -164,12 +164,23 @@ async function abandonOwnership(
   if (idle.length) await store.claimOwnership(idle.map((ownership) => ({ ...ownership, ownerId: '' })));
 }
 
+/** Functions told of what this host does not do with their batches, once each (a listener's start is retried). */
+const warned = new WeakSet<RegisteredFunction>();
+
 async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBinding): Promise<Listener> {
+  const { minBatchSize, maxBatchSize } = host.config.eventHubs;
+  if (trigger.cardinality !== 'one' && minBatchSize > 1 && !warned.has(fn)) {
+    warned.add(fn);
+    host.logs.host(
+      'warning',
+      `Event Hubs 'Functions.${fn.name}': minEventBatchSize ${minBatchSize} and maxWaitTime are not honoured by this host: batches run as they are received, up to maxEventBatchSize ${maxBatchSize}.`,
+    );
+  }
   await blobService(host.settings, undefined).getContainerClient(CHECKPOINT_CONTAINER).createIfNotExists();
   const consumer = await consumerFor(host, trigger, fn);
   await abandonOwnership(consumer);
   const { client } = consumer;
-  const { maxBatchSize, checkpointFrequency } = host.config.eventHubs;
+  const { checkpointFrequency } = host.config.eventHubs;
   const batches = new Map<string, number>();
   // The processor retries by itself through an outage of Event Hubs or of the checkpoint store, and
   // resumes each partition after its checkpoint: the host logs each error and the first sign of recovery.
