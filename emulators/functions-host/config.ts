@@ -38,25 +38,48 @@ function logLevels(section: HostSection): Record<string, HostLogLevel> {
  */
 export type InitialOffset = { from: 'start' } | { from: 'end' } | { from: 'time'; enqueuedOn: Date };
 
+/** OffsetType as EnumConverter reads it: a name in any case, or its number. */
+const OFFSET_TYPES = new Map<string, InitialOffset['from']>([
+  ['fromstart', 'start'],
+  ['0', 'start'],
+  ['fromend', 'end'],
+  ['1', 'end'],
+  ['fromenqueuedtime', 'time'],
+  ['2', 'time'],
+]);
+
+/**
+ * InitialOffsetOptions as the extension 5.x binds them (Type an OffsetType?, EnqueuedTimeUtc a
+ * DateTimeOffset?: an empty text is none), then its PostConfigure's check. The time is read as JavaScript
+ * reads a date, not as DateTimeOffset.Parse does.
+ */
 function initialOffset(section: HostSection): InitialOffset {
-  const options = {
-    type: section.section('type').value,
-    enqueuedTimeUtc: section.section('enqueuedTimeUtc').value,
-  };
-  // .NET's configuration binder reads an enum's name in any case.
-  const type = (options.type ?? 'FromStart').toLowerCase();
-  if (type === 'fromstart') return { from: 'start' };
-  if (type === 'fromend') return { from: 'end' };
-  if (type !== 'fromenqueuedtime')
-    throw new Error(
-      `host.json: extensions.eventHubs.initialOffsetOptions.type must be FromStart, FromEnd or FromEnqueuedTime, not '${options.type}'`,
+  const typeOption = section.section('type');
+  const type = typeOption.value;
+  let from: InitialOffset['from'] = 'start';
+  if (type) {
+    const found = OFFSET_TYPES.get(type.trim().toLowerCase());
+    if (!found)
+      throw typeOption.unconvertible(
+        'Microsoft.Azure.WebJobs.EventHubs.OffsetType',
+        `${type} is not a valid value for OffsetType.`,
+      );
+    from = found;
+  }
+  const timeOption = section.section('enqueuedTimeUtc');
+  const time = timeOption.value;
+  const enqueuedOn = time ? new Date(time) : undefined;
+  if (enqueuedOn && Number.isNaN(enqueuedOn.getTime()))
+    throw timeOption.unconvertible(
+      'System.DateTimeOffset',
+      `${time} is not a valid value for DateTimeOffset.`,
     );
-  const enqueuedOn = new Date(options.enqueuedTimeUtc ?? Number.NaN);
-  if (Number.isNaN(enqueuedOn.getTime()))
-    throw new Error(
-      `host.json: extensions.eventHubs.initialOffsetOptions.enqueuedTimeUtc must be a time for FromEnqueuedTime, not '${options.enqueuedTimeUtc ?? ''}'`,
+  if (from !== 'time') return { from };
+  if (!enqueuedOn)
+    throw section.refused(
+      "A time must be specified for 'enqueuedTimeUtc', when 'initialOffsetOptions.type' is set to 'fromEnqueuedTime'.",
     );
-  return { from: 'time', enqueuedOn };
+  return { from, enqueuedOn };
 }
 
 export interface HostConfig {

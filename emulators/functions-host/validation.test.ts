@@ -135,13 +135,22 @@ describe('host.json extensions.eventHubs.initialOffsetOptions', () => {
     });
   });
 
-  it('refuses an unknown type, and FromEnqueuedTime without a time', () => {
+  it("refuses an unknown type or time in the binder's words, and FromEnqueuedTime without a time in the extension's", () => {
+    const at =
+      "host.json: Failed to convert configuration value at 'AzureFunctionsJobHost:extensions:EventHubs:InitialOffsetOptions:";
     expect(() => offsetOf('{"type": "fromMiddle"}')).toThrow(
-      "host.json: extensions.eventHubs.initialOffsetOptions.type must be FromStart, FromEnd or FromEnqueuedTime, not 'fromMiddle'",
+      `${at}Type' to type 'Microsoft.Azure.WebJobs.EventHubs.OffsetType'. fromMiddle is not a valid value for OffsetType.`,
+    );
+    // The binder converts the time whatever the type.
+    expect(() => offsetOf('{"type": "fromEnd", "enqueuedTimeUtc": "yesterday"}')).toThrow(
+      `${at}EnqueuedTimeUtc' to type 'System.DateTimeOffset'. yesterday is not a valid value for DateTimeOffset.`,
     );
     expect(() => offsetOf('{"type": "fromEnqueuedTime"}')).toThrow(
-      "host.json: extensions.eventHubs.initialOffsetOptions.enqueuedTimeUtc must be a time for FromEnqueuedTime, not ''",
+      "host.json: extensions.eventHubs.initialOffsetOptions: A time must be specified for 'enqueuedTimeUtc', when 'initialOffsetOptions.type' is set to 'fromEnqueuedTime'.",
     );
+    // EnumConverter takes an OffsetType's number too; an empty text is none (a Nullable's default).
+    expect(offsetOf('{"type": "1"}')).toEqual({ from: 'end' });
+    expect(offsetOf('{"type": ""}')).toEqual({ from: 'start' });
   });
 });
 
