@@ -183,26 +183,27 @@ export interface FileWatching {
   files: string[];
 }
 
-const names = (value: unknown) =>
-  Array.isArray(value) ? value.filter((name): name is string => typeof name === 'string') : [];
+/** The texts of a list section's elements (`watchDirectories`: `0`, `1` …). */
+const texts = (list: HostSection) =>
+  list.children().flatMap(([, element]) => (element.value === undefined ? [] : [element.value]));
 
 /**
- * host.json's `fileWatchingEnabled`, `watchDirectories` and `watchFiles`, added to the runtime's own
- * (ScriptJobHostOptionsSetup: node_modules; host.json, function.json, proxies.json). A host.json that
- * cannot be read gives the defaults: the host's start says what is wrong with it.
+ * host.json's `fileWatchingEnabled`, `watchDirectories` and `watchFiles` (names in any case, as the
+ * binder reads them), added to the runtime's own (ScriptJobHostOptionsSetup: node_modules; host.json,
+ * function.json, proxies.json). A host.json that cannot be read gives the defaults: the host's start
+ * says what is wrong with it.
  */
 export function hostFileWatching(appDir: string): FileWatching {
-  let host: Record<string, unknown> = {};
+  let host = hostConfiguration({});
   try {
-    const raw = JSON.parse(readFileSync(join(appDir, 'host.json'), 'utf8'));
-    if (raw && typeof raw === 'object') host = raw;
+    host = hostConfiguration(JSON.parse(readFileSync(join(appDir, 'host.json'), 'utf8')));
   } catch {
     // The defaults.
   }
   return {
-    enabled: host.fileWatchingEnabled !== false,
-    directories: ['node_modules', ...names(host.watchDirectories)],
-    files: ['host.json', 'function.json', 'proxies.json', ...names(host.watchFiles)],
+    enabled: host.section('fileWatchingEnabled').value?.toLowerCase() !== 'false',
+    directories: ['node_modules', ...texts(host.section('watchDirectories'))],
+    files: ['host.json', 'function.json', 'proxies.json', ...texts(host.section('watchFiles'))],
   };
 }
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testDataDir, waitFor } from '../core/testing.ts';
 import { startComponent } from '../stack/test-support.ts';
-import { loadHostConfig } from './config.ts';
+import { hostFileWatching, loadHostConfig } from './config.ts';
 import { appWithHostJson } from './test/helpers.ts';
 
 const data = testDataDir();
@@ -21,6 +21,8 @@ function read(json: Record<string, unknown>, text?: string) {
   writeFileSync(join(dir, 'host.json'), text ?? JSON.stringify({ version: '2.0', ...json }));
   return loadHostConfig(dir);
 }
+/** The folder of the app `read` wrote last. */
+const lastApp = () => join(data.dir, `app-${apps}`);
 const refusal = (json: Record<string, unknown>) => {
   try {
     read(json);
@@ -31,6 +33,15 @@ const refusal = (json: Record<string, unknown>) => {
 };
 
 describe('host.json names', () => {
+  it('of watching the files are read in any case too (reload on edit)', () => {
+    read({ FileWatchingEnabled: false, WATCHDIRECTORIES: ['lib'], watchfiles: ['notes.txt'] });
+    expect(hostFileWatching(lastApp())).toEqual({
+      enabled: false,
+      directories: ['node_modules', 'lib'],
+      files: ['host.json', 'function.json', 'proxies.json', 'notes.txt'],
+    });
+  });
+
   it('are read in any case, and values as text, as the configuration binder reads them', () => {
     const config = read({
       FunctionTimeout: '00:02:00',
