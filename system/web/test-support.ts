@@ -32,6 +32,7 @@ export const TEXTS = {
   STORE_UNAVAILABLE: 'The task store is unavailable. Try again later.',
   SIGN_IN_UNAVAILABLE: 'The sign-in service is unavailable. Try again later.',
   PROFILE_UNAVAILABLE: 'The directory profile is unavailable. Try again later.',
+  INTERNAL: 'Internal server error.',
 } as const;
 
 /** The stores a web app test runs against: those `components` of the stack, in memory, on free ports, quiet. */
