@@ -363,6 +363,28 @@ describe('variant B in chromium', () => {
     }
   });
 
+  it('a directory that answers what is not a profile (200 null): 503 with a clear text, not a 500', async () => {
+    const empty = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('null');
+    });
+    const graph = `http://${LOOPBACK}:${await listen(empty, 0)}/v1.0`;
+    const failing = await startWebApp({ ...settings, GraphBaseUrl: graph }, otherPort);
+    try {
+      const page = await signIn('alice', failing);
+      const down = await page.goto(failing.url);
+      expect({ status: down?.status(), text: await down?.text() }).toEqual({
+        status: 503,
+        text: PROFILE_UNAVAILABLE,
+      });
+      expect(failing.output()).toContain('Graph /me: Graph answered 200 with null, not a profile');
+      expect(failing.running()).toBe(true);
+    } finally {
+      await failing.stop();
+      await close(empty);
+    }
+  });
+
   it('a directory that refuses every token: 503 with a clear text, not a loop of sign-ins', async () => {
     // Graph answering 401 whatever the token (as for a token it will not take, however fresh).
     const tokens: string[] = [];

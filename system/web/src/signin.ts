@@ -123,7 +123,12 @@ export function signIn(config: SignInConfig, sessions: Sessions, log: (line: str
         headers: { authorization: `Bearer ${token}` },
         signal: AbortSignal.timeout(10_000),
       });
-      return response.ok ? ((await response.json()) as Record<string, unknown>) : response.status;
+      if (!response.ok) return response.status;
+      const me: unknown = await response.json();
+      // Read as a profile only when it is one: `null` or a list is Graph's failure too, not the app's.
+      if (typeof me !== 'object' || me === null || Array.isArray(me))
+        throw new Error(`Graph answered ${response.status} with ${JSON.stringify(me)}, not a profile`);
+      return me as Record<string, unknown>;
     } catch (error) {
       throw new UnavailableError(PROFILE_UNAVAILABLE, `Graph /me: ${(error as Error).message}`);
     }
