@@ -7,6 +7,7 @@ import { readJsonIfExists } from '../core/files.ts';
 import { type HostSection, hostConfiguration } from './configuration.ts';
 import type { Settings } from './connections.ts';
 import { type ClientRetryOptions, clientRetryOptions } from './eventhub-retry.ts';
+import { withHostJsonOverrides } from './hostjson-overrides.ts';
 import { parseNetInteger } from './http/routes.ts';
 
 const LOG_LEVELS = ['Trace', 'Debug', 'Information', 'Warning', 'Error', 'Critical', 'None'] as const;
@@ -190,18 +191,21 @@ const texts = (list: HostSection) =>
 /**
  * host.json's `fileWatchingEnabled`, `watchDirectories` and `watchFiles` (names in any case, as the
  * binder reads them), added to the runtime's own (ScriptJobHostOptionsSetup: node_modules; host.json,
- * function.json, proxies.json). A host.json that cannot be read gives the defaults: the host's start
- * says what is wrong with it.
+ * function.json, proxies.json), and overridden by the app's settings as its host reads them (`settings`,
+ * the component's, over local.settings.json and the environment). A host.json that cannot be read gives
+ * the defaults: the host's start says what is wrong with it.
  */
-export function hostFileWatching(appDir: string): FileWatching {
+export function hostFileWatching(appDir: string, settings: Record<string, string> = {}): FileWatching {
   let host = hostConfiguration({});
   try {
-    host = hostConfiguration(JSON.parse(readFileSync(join(appDir, 'host.json'), 'utf8')));
+    const json = JSON.parse(readFileSync(join(appDir, 'host.json'), 'utf8'));
+    host = hostConfiguration(withHostJsonOverrides(json, appEnvironment(appDir, settings)));
   } catch {
     // The defaults.
   }
   return {
-    enabled: host.section('fileWatchingEnabled').value?.toLowerCase() !== 'false',
+    // bool.Parse's way: any case, white space around (a setting's text, or host.json's false).
+    enabled: host.section('fileWatchingEnabled').value?.trim().toLowerCase() !== 'false',
     directories: ['node_modules', ...texts(host.section('watchDirectories'))],
     files: ['host.json', 'function.json', 'proxies.json', ...texts(host.section('watchFiles'))],
   };
@@ -251,8 +255,9 @@ export function loadHostConfig(appDir: string, settings: Settings = {}): HostCon
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw new Error('host.json: the file must hold a JSON object');
+  // The runtime checks the version in the file itself, before any setting overrides it.
   checkVersion(raw as Record<string, unknown>);
-  const host = hostConfiguration(raw);
+  const host = hostConfiguration(withHostJsonOverrides(raw, settings));
   const extensions = host.section('extensions');
   const bounds = timeoutBounds(sku);
   let functionTimeoutMs: number | undefined = bounds.defaultMs;

@@ -297,6 +297,7 @@ async function startLocked(
         components: [],
         restartLine: RESTART_LINE[plan.emulator as keyof typeof RESTART_LINE],
         functionApp: plan.emulator === 'functions',
+        settings: plan.options.settings as Record<string, string> | undefined,
       };
       app.components.push(byName.get(plan.name) as ComponentProcess);
       apps.set(key, app);

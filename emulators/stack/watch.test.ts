@@ -328,24 +328,30 @@ export default function build() {
 });
 
 describe("watchApps, a function app's host.json", () => {
-  it('reloads on a change in its watchDirectories and of its watchFiles; not at all with fileWatchingEnabled false', async () => {
-    /** A function app in folder `name` whose build read src/a.ts, with `host` as its host.json. */
-    const functionApp = (name: string, host: object) => {
-      const dir = join(data.dir, name);
-      for (const folder of ['src', 'data', 'docs', 'other'])
-        mkdirSync(join(dir, folder), { recursive: true });
-      writeFileSync(join(dir, 'src', 'a.ts'), '1');
-      writeFileSync(join(dir, 'host.json'), JSON.stringify({ version: '2.0', ...host }));
-      const restarts: string[] = [];
-      const notes: string[] = [];
-      const component: RunningApp = {
-        name,
-        note: (text) => notes.push(text),
-        restart: async () => restarts.push(name) > 0,
-      };
-      const app = { dir, inputs: [join(dir, 'src', 'a.ts')], restartLine: 'restarting', functionApp: true };
-      return { dir, restarts, notes, app: { ...app, components: [component] } };
+  /** A function app in folder `name` whose build read src/a.ts, with `host` as its host.json. */
+  const functionApp = (name: string, host: object, settings?: Record<string, string>) => {
+    const dir = join(data.dir, name);
+    for (const folder of ['src', 'data', 'docs', 'other']) mkdirSync(join(dir, folder), { recursive: true });
+    writeFileSync(join(dir, 'src', 'a.ts'), '1');
+    writeFileSync(join(dir, 'host.json'), JSON.stringify({ version: '2.0', ...host }));
+    const restarts: string[] = [];
+    const notes: string[] = [];
+    const component: RunningApp = {
+      name,
+      note: (text) => notes.push(text),
+      restart: async () => restarts.push(name) > 0,
     };
+    const app = {
+      dir,
+      inputs: [join(dir, 'src', 'a.ts')],
+      restartLine: 'restarting',
+      functionApp: true,
+      settings,
+    };
+    return { dir, restarts, notes, app: { ...app, components: [component] } };
+  };
+
+  it('reloads on a change in its watchDirectories and of its watchFiles; not at all with fileWatchingEnabled false', async () => {
     const on = functionApp('host-watches', { watchDirectories: ['data'], watchFiles: ['Notes.txt'] });
     const off = functionApp('host-does-not', { fileWatchingEnabled: false });
     const watcher = watchApps([off.app, on.app]);
@@ -371,5 +377,28 @@ describe("watchApps, a function app's host.json", () => {
       `File change of type 'Changed' detected for '${join(on.dir, 'src', 'a.ts')}'`,
     ]);
     expect([off.restarts, off.notes]).toEqual([[], []]);
+  });
+  it('takes them from app settings AzureFunctionsJobHost__… too, over host.json, as the runtime does', async () => {
+    const on = functionApp('setting-watches', {}, { AzureFunctionsJobHost__watchDirectories__0: 'data' });
+    const off = functionApp(
+      'setting-does-not',
+      { fileWatchingEnabled: true },
+      { azurefunctionsjobhost__FileWatchingEnabled: ' False ' },
+    );
+    const watcher = watchApps([off.app, on.app]);
+    try {
+      expect(watcher.folders).toEqual([on.dir]);
+      writeFileSync(join(on.dir, 'data', 'tasks.json'), '[]');
+      await waitFor(
+        'the restart for a file of the watched directory',
+        () => on.restarts.length === 1,
+        10_000,
+      );
+    } finally {
+      await watcher.close();
+    }
+    expect(on.notes.filter((note) => note.startsWith('File change'))).toEqual([
+      `File change of type 'Created' detected for '${join(on.dir, 'data', 'tasks.json')}'`,
+    ]);
   });
 });

@@ -26,6 +26,8 @@ export interface WatchedApp {
   restartLine: string;
   /** A function app: its host.json's `fileWatchingEnabled`, `watchDirectories` and `watchFiles` apply. */
   functionApp?: boolean;
+  /** A function app's settings (its component's), whose `AzureFunctionsJobHost__…` override those. */
+  settings?: Record<string, string>;
 }
 
 /** What each host says before it restarts for a change: the Functions host's words, and nodemon's. */
@@ -67,7 +69,7 @@ class AppWatch {
   }
 
   readHostJson() {
-    this.fileWatching = this.app.functionApp ? hostFileWatching(this.app.dir) : undefined;
+    this.fileWatching = this.app.functionApp ? hostFileWatching(this.app.dir, this.app.settings) : undefined;
   }
 
   /** Whether its changes reload it: not a function app whose host.json says `fileWatchingEnabled: false`. */
