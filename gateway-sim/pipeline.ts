@@ -8,7 +8,6 @@ import type { Api, Operation } from './artifacts.ts';
 import {
   apimError,
   backendFailed,
-  backendTimedOut,
   type GatewayAnswer,
   JWT_INVALID,
   JWT_MISSING,
@@ -356,12 +355,12 @@ async function forward(ex: Exchange, timeoutSeconds: number, source: string): Pr
   } catch (error) {
     const failed =
       error instanceof BackendError ? error : new BackendError('unreachable', (error as Error).message);
+    // APIM's LastError.Reason names the two failures, which answer alike.
+    const reason = failed.kind === 'timeout' ? 'Timeout' : 'BackendConnectionFailure';
     ex.trace.add(
       source,
-      `${ex.req.method} ${redact(url)} failed after ${Math.round(performance.now() - started)} ms: ${failed.message}`,
+      `${ex.req.method} ${redact(url)} failed after ${Math.round(performance.now() - started)} ms: ${reason}: ${failed.message}`,
     );
-    throw new Failure(
-      failed.kind === 'timeout' ? backendTimedOut(ex.requestId) : backendFailed(ex.requestId),
-    );
+    throw new Failure(backendFailed(ex.requestId));
   }
 }
