@@ -216,8 +216,11 @@ export function gatewayHandler(options: RoutesOptions) {
     // An open product (subscriptionRequired false) takes the API's calls without a valid key, in its own
     // context; APIM allows an API at most one.
     const openProduct = config.products.find((p) => !p.subscriptionRequired && p.apis.includes(api.name));
-    // A key that is sent is checked even where none is required, as APIM does.
-    if (!preflight && (key || (api.subscriptionRequired && !openProduct))) {
+    // An API that requires no subscription ignores a key that is sent: the call is "treated the same as a
+    // request without a subscription key" (APIM's subscriptions article).
+    if (!preflight && key && !api.subscriptionRequired)
+      trace.add('subscription', 'key ignored: the API requires no subscription');
+    else if (!preflight && api.subscriptionRequired && (key || !openProduct)) {
       const checked = checkKey(api, key, trace);
       if (checked.refusal && openProduct)
         trace.add('subscription', `ignored: open product ${openProduct.name}`);
