@@ -47,17 +47,28 @@ export function createLimits(clock: StackClock) {
       times.push(now);
       return { allowed: true, remaining: calls - times.length };
     },
-    /** quota: at most `calls` per period, the period starting at the first call; 0 s: one endless period. */
-    quota(counter: string, calls: number, periodSeconds: number): Decision {
+    /**
+     * quota(-by-key): at most `calls` per fixed period, 0 s being one endless period. Periods are laid
+     * end to end from `anchor` (stack ms: quota-by-key's first-period-start); without one, the first call
+     * starts a period. A call `counted` already (by another policy of the same key in this request) is
+     * checked, not counted again.
+     */
+    quota(counter: string, calls: number, periodSeconds: number, anchor?: number, counted = false): Decision {
       const now = clock.now();
       sweep(now);
       const period = periodSeconds === 0 ? Infinity : periodSeconds * 1000;
       let entry = quotas.get(counter);
-      if (!entry || now >= entry.start + period) entry = { start: now, count: 0, period };
+      const start =
+        anchor === undefined || period === Infinity
+          ? entry && now < entry.start + period
+            ? entry.start
+            : now
+          : anchor + Math.floor((now - anchor) / period) * period;
+      if (!entry || entry.start !== start) entry = { start, count: 0, period };
       quotas.set(counter, entry);
-      if (entry.count >= calls)
+      if (entry.count - (counted ? 1 : 0) >= calls)
         return { allowed: false, retryAfterSeconds: Math.ceil((entry.start + period - now) / 1000) };
-      entry.count++;
+      if (!counted) entry.count++;
       return { allowed: true, remaining: calls - entry.count };
     },
     /** How many counters are held (they are dropped once their period has passed). */

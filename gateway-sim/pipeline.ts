@@ -51,6 +51,8 @@ export interface Exchange {
   variables: Map<string, string>;
   /** Headers policies add to whatever answer goes out (rate-limit counts, CORS). */
   answerHeaders: Headers;
+  /** The quota-by-key counters this request has counted in (each counts it once). */
+  quotaKeys: Set<string>;
   response?: GatewayResponse;
   trace: Trace;
 }
@@ -167,16 +169,18 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
   switch (step.policy) {
     case 'rate-limit':
     case 'rate-limit-by-key':
-    case 'quota': {
+    case 'quota':
+    case 'quota-by-key': {
+      const byKey = step.policy.endsWith('-by-key');
+      const quota = step.policy.startsWith('quota');
       // rate-limit and quota count per subscription and, as APIM documents, apply only to calls made
       // with a subscription key.
-      if (step.policy !== 'rate-limit-by-key' && !ex.caller) return note('no subscription: not applied');
-      const subject =
-        step.policy === 'rate-limit-by-key'
-          ? `key ${(step.counterKey as Template)(() => context(ex))}`
-          : `subscription ${ex.caller?.subscription.name}`;
+      if (!byKey && !ex.caller) return note('no subscription: not applied');
+      const subject = byKey
+        ? `key ${(step.counterKey as Template)(() => context(ex))}`
+        : `subscription ${ex.caller?.subscription.name}`;
       // A counter-key value has one counter wherever it is used (APIM); the others count per policy.
-      const counter = step.policy === 'rate-limit-by-key' ? subject : `${step.counter}|${subject}`;
+      const counter = byKey ? subject : `${step.counter}|${subject}`;
       // An expression's value is checked as a literal is at load; a bad one fails the call (500).
       const fail = (reason: string): never => {
         throw new Error(`${step.policy}: ${reason}`);
@@ -188,10 +192,12 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
         typeof step.periodSeconds === 'number'
           ? step.periodSeconds
           : period(step.policy, evaluate(step.periodSeconds), fail);
-      const decision =
-        step.policy === 'quota'
-          ? deps.limits.quota(counter, calls, periodSeconds)
-          : deps.limits.slidingWindow(counter, calls, periodSeconds);
+      // quota-by-key counts a request once per key value, however many of its policies use that key (APIM).
+      const counted = step.policy === 'quota-by-key' && ex.quotaKeys.has(counter);
+      const decision = quota
+        ? deps.limits.quota(counter, calls, periodSeconds, step.firstPeriodStart, counted)
+        : deps.limits.slidingWindow(counter, calls, periodSeconds);
+      if (step.policy === 'quota-by-key') ex.quotaKeys.add(counter);
       if (step.totalHeader) ex.answerHeaders[step.totalHeader.toLowerCase()] = String(calls);
       if (decision.allowed) {
         if (step.remainingHeader)
@@ -202,7 +208,7 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
       }
       const wait = decision.retryAfterSeconds;
       note(`${subject}: over ${calls} calls in ${periodSeconds} s, refused (retry in ${wait} s)`);
-      if (step.policy === 'quota') throw new Failure(quotaExceeded(wait));
+      if (quota) throw new Failure(quotaExceeded(wait));
       if (step.remainingHeader) ex.answerHeaders[step.remainingHeader.toLowerCase()] = '0';
       // retry-after-header-name replaces Retry-After rather than adding to it.
       const retryAfter = (step.retryAfterHeader ?? 'Retry-After').toLowerCase();

@@ -31,7 +31,7 @@ export type Step = At &
     | { policy: 'base' }
     | { policy: 'include-fragment'; fragment: string }
     | {
-        policy: 'rate-limit' | 'rate-limit-by-key' | 'quota';
+        policy: 'rate-limit' | 'rate-limit-by-key' | 'quota' | 'quota-by-key';
         /** Which counter: the scope the policy sits in and its position there. */
         counter: string;
         calls: Amount;
@@ -40,6 +40,8 @@ export type Step = At &
         remainingHeader?: string;
         totalHeader?: string;
         retryAfterHeader?: string;
+        /** quota-by-key's first-period-start (ms since the epoch): where its periods are laid from. */
+        firstPeriodStart?: number;
       }
     | { policy: 'rewrite-uri'; template: string; copyUnmatched: boolean }
     | { policy: 'set-backend-service'; baseUrl: Template }
@@ -79,6 +81,7 @@ const ALLOWED: Record<string, readonly Section[]> = {
   'rate-limit': ['inbound'],
   'rate-limit-by-key': ['inbound'],
   quota: ['inbound'],
+  'quota-by-key': ['inbound'],
   'rewrite-uri': ['inbound'],
   'set-backend-service': ['inbound', 'backend'],
   'set-header': ['inbound', 'outbound', 'on-error'],
@@ -157,15 +160,32 @@ export const positive = (value: string | undefined, what: string, fail: (reason:
 
 /**
  * APIM's rate limits are sliding windows of at most 300 s; a quota's period has no such bound, and 0
- * makes it infinite (a lifetime quota, as its reference says).
+ * makes it infinite (a lifetime quota, as its reference says). quota-by-key's reference sets a minimum
+ * period of 300 s.
  */
 const MAX_WINDOW_SECONDS = 300;
+const MIN_QUOTA_BY_KEY_SECONDS = 300;
 export const period = (policy: string, value: string | undefined, fail: (reason: string) => never) => {
-  if (policy === 'quota' && value === '0') return 0;
+  const quota = policy.startsWith('quota');
+  if (quota && value === '0') return 0;
   const seconds = positive(value, 'renewal-period', fail);
-  if (policy !== 'quota' && seconds > MAX_WINDOW_SECONDS)
+  if (!quota && seconds > MAX_WINDOW_SECONDS)
     fail(`renewal-period must be at most ${MAX_WINDOW_SECONDS} (seconds)`);
+  if (policy === 'quota-by-key' && seconds < MIN_QUOTA_BY_KEY_SECONDS)
+    fail(`renewal-period must be 0 or at least ${MIN_QUOTA_BY_KEY_SECONDS} (seconds)`);
   return seconds;
+};
+
+/** quota-by-key's default first-period-start (APIM's reference): .NET's DateTime.MinValue. */
+const FIRST_PERIOD_START = '0001-01-01T00:00:00Z';
+
+/** first-period-start: `yyyy-MM-ddTHH:mm:ssZ` (ISO 8601, as APIM's reference gives it), no expression. */
+const periodStart = (value = FIRST_PERIOD_START, fail: (reason: string) => never) => {
+  const time = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(value) ? Date.parse(value) : Number.NaN;
+  // Date.parse takes 30 February as 1 March: the round trip refuses it.
+  if (Number.isNaN(time) || new Date(time).toISOString().slice(0, 19) !== value.slice(0, 19))
+    fail(`first-period-start must be a date and time as yyyy-MM-ddTHH:mm:ssZ, not ${JSON.stringify(value)}`);
+  return time;
 };
 
 const flag = (
@@ -213,12 +233,14 @@ function compileStep(element: XmlElement, at: At, counter: string, fail: (reason
       };
     case 'rate-limit':
     case 'rate-limit-by-key':
-    case 'quota': {
-      const byKey = element.name === 'rate-limit-by-key';
+    case 'quota':
+    case 'quota-by-key': {
+      const byKey = element.name.endsWith('-by-key');
       const known = ['calls', 'renewal-period'];
-      if (element.name !== 'quota')
+      if (!element.name.startsWith('quota'))
         known.push('remaining-calls-header-name', 'total-calls-header-name', 'retry-after-header-name');
       if (byKey) known.push('counter-key');
+      if (element.name === 'quota-by-key') known.push('first-period-start');
       const a = attributes(
         element,
         fail,
@@ -226,9 +248,11 @@ function compileStep(element: XmlElement, at: At, counter: string, fail: (reason
         byKey ? ['calls', 'renewal-period', 'counter-key'] : ['calls', 'renewal-period'],
       );
       noChildren(element, fail);
-      // rate-limit-by-key takes expressions for calls and renewal-period; rate-limit and quota do not.
+      // rate-limit-by-key takes expressions for calls and renewal-period; the others do not.
       const amount = (value: string | undefined, check: (value: string | undefined) => number) =>
-        byKey && value?.trim().startsWith('@') ? compileValue(value) : check(value);
+        element.name === 'rate-limit-by-key' && value?.trim().startsWith('@')
+          ? compileValue(value)
+          : check(value);
       return {
         ...at,
         policy: element.name,
@@ -239,6 +263,8 @@ function compileStep(element: XmlElement, at: At, counter: string, fail: (reason
         remainingHeader: a['remaining-calls-header-name'],
         totalHeader: a['total-calls-header-name'],
         retryAfterHeader: a['retry-after-header-name'],
+        firstPeriodStart:
+          element.name === 'quota-by-key' ? periodStart(a['first-period-start'], fail) : undefined,
       };
     }
     case 'rewrite-uri': {

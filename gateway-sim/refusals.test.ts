@@ -69,6 +69,34 @@ describe('gateway: anything malformed or unsupported refuses the start, naming f
     );
   });
 
+  it("quota-by-key: a period under 300 s (its reference's minimum), a first-period-start that is no yyyy-MM-ddTHH:mm:ssZ date, increment-condition or bandwidth", async () => {
+    const quotaByKey = (attributes: string) => (dir: string) =>
+      editArtifact(dir, FUNCTIONS_POLICY, (text) =>
+        text.replace(
+          '<rate-limit calls="5" renewal-period="60" />',
+          `<quota-by-key calls="5" counter-key="k" ${attributes} />`,
+        ),
+      );
+    const at = 'system/gateway/policies/apis/task-manager-functions-api.xml line 5, <quota-by-key>: ';
+    await refused(
+      quotaByKey('renewal-period="60"'),
+      `${at}renewal-period must be 0 or at least 300 (seconds)`,
+    );
+    for (const start of ['2024-02-30T00:00:00Z', '2024-01-01', '@(context.Request.Method)'])
+      await refused(
+        quotaByKey(`renewal-period="300" first-period-start="${start}"`),
+        `${at}first-period-start must be a date and time as yyyy-MM-ddTHH:mm:ssZ, not ${JSON.stringify(start)}`,
+      );
+    await refused(
+      quotaByKey('renewal-period="300" increment-condition="@(true)"'),
+      `${at}attribute increment-condition is not supported`,
+    );
+    await refused(
+      quotaByKey('renewal-period="300" bandwidth="40"'),
+      `${at}attribute bandwidth is not supported`,
+    );
+  });
+
   it('a policy in a section that does not take it', () =>
     refused(
       (dir) =>

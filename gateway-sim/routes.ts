@@ -193,6 +193,7 @@ export function gatewayHandler(options: RoutesOptions) {
       query: Query.ofTarget(req.url ?? ''),
       variables: new Map<string, string>(),
       answerHeaders: {},
+      quotaKeys: new Set<string>(),
       trace,
     };
     // APIM's own errors (OperationNotFound, SubscriptionKeyNotFound / Invalid) go through on-error too,
