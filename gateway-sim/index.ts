@@ -55,7 +55,8 @@ export default defineEmulator({
     const load = () => loadArtifacts(dir, options.namedValues);
     // An ArtifactError here refuses the start, naming file, line and policy.
     let config = load();
-    const subscriptions = createSubscriptionRegistry(context.secrets, context.stateDir);
+    const subscriptions = createSubscriptionRegistry(context.secrets, context.stateDir, context.clock);
+    subscriptions.started(config.subscriptions);
     const traces = new TraceStore();
     const server = createTlsServer(context.tls);
     let handle: ReturnType<typeof gatewayHandler> | undefined;
@@ -112,6 +113,7 @@ export default defineEmulator({
     const reload = () => {
       try {
         config = load();
+        subscriptions.started(config.subscriptions);
         context.log(`reloaded ${dir}: ${describe(config)}`);
       } catch (error) {
         context.log(`kept the last good configuration: ${(error as Error).message}`);

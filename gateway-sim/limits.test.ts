@@ -7,7 +7,7 @@ describe('gateway: limit counters', () => {
     const clock = new StackClock();
     const limits = createLimits(clock);
     for (let i = 0; i < 5000; i++) limits.slidingWindow(`key-${i}`, 5, 60);
-    for (let i = 0; i < 5000; i++) limits.quota(`quota-${i}`, 5, 60);
+    for (let i = 0; i < 5000; i++) limits.quota(`quota-${i}`, 5, 60, clock.now());
     expect(limits.size).toBe(10_000);
     clock.advance(61_000);
     for (let i = 0; i < 1000; i++) limits.slidingWindow('steady', 1_000_000, 60);

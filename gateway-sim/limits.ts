@@ -48,22 +48,16 @@ export function createLimits(clock: StackClock) {
       return { allowed: true, remaining: calls - times.length };
     },
     /**
-     * quota(-by-key): at most `calls` per fixed period, 0 s being one endless period. Periods are laid
-     * end to end from `anchor` (stack ms: quota-by-key's first-period-start); without one, the first call
-     * starts a period. A call `counted` already (by another policy of the same key in this request) is
-     * checked, not counted again.
+     * quota(-by-key): at most `calls` per fixed period, laid end to end from `anchor` (stack ms: the
+     * subscription's start, or quota-by-key's first-period-start); 0 s is one endless period. A call
+     * `counted` already (by another policy of the same key in this request) is checked, not counted again.
      */
-    quota(counter: string, calls: number, periodSeconds: number, anchor?: number, counted = false): Decision {
+    quota(counter: string, calls: number, periodSeconds: number, anchor: number, counted = false): Decision {
       const now = clock.now();
       sweep(now);
       const period = periodSeconds === 0 ? Infinity : periodSeconds * 1000;
+      const start = period === Infinity ? anchor : anchor + Math.floor((now - anchor) / period) * period;
       let entry = quotas.get(counter);
-      const start =
-        anchor === undefined || period === Infinity
-          ? entry && now < entry.start + period
-            ? entry.start
-            : now
-          : anchor + Math.floor((now - anchor) / period) * period;
       if (!entry || entry.start !== start) entry = { start, count: 0, period };
       quotas.set(counter, entry);
       if (entry.count - (counted ? 1 : 0) >= calls)

@@ -195,7 +195,13 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
       // quota-by-key counts a request once per key value, however many of its policies use that key (APIM).
       const counted = step.policy === 'quota-by-key' && ex.quotaKeys.has(counter);
       const decision = quota
-        ? deps.limits.quota(counter, calls, periodSeconds, step.firstPeriodStart, counted)
+        ? deps.limits.quota(
+            counter,
+            calls,
+            periodSeconds,
+            step.firstPeriodStart ?? (ex.caller as Caller).started,
+            counted,
+          )
         : deps.limits.slidingWindow(counter, calls, periodSeconds);
       if (step.policy === 'quota-by-key') ex.quotaKeys.add(counter);
       if (step.totalHeader) ex.answerHeaders[step.totalHeader.toLowerCase()] = String(calls);

@@ -3,7 +3,9 @@
  * primary key is the stack's `subscriptionKey`, every other key is derived from the data directory's
  * `gatewayKeySeed` (HMAC of subscription name and key slot), so a data directory keeps its keys across
  * restarts. States (active, suspended, cancelled…) start as the artifacts say and are changed at run
- * time through an action, persisted in the state directory.
+ * time through an action, persisted in the state directory. So is the time each subscription started
+ * (first seen by this data directory), from which its quota periods run, as APIM's run from the
+ * subscription's start.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { join } from 'node:path';
@@ -36,6 +38,8 @@ export interface Caller {
   subscription: SubscriptionDefinition;
   slot: 'primary' | 'secondary';
   key: string;
+  /** When the subscription started (stack ms): quota's periods are laid from it. */
+  started: number;
 }
 
 const same = (a: string, b: string) => {
@@ -44,8 +48,13 @@ const same = (a: string, b: string) => {
   return x.length === y.length && timingSafeEqual(x, y);
 };
 
-export function createSubscriptionRegistry(secrets: SharedSecrets, stateDir: string | undefined) {
+export function createSubscriptionRegistry(
+  secrets: SharedSecrets,
+  stateDir: string | undefined,
+  clock: { now(): number },
+) {
   const statePath = stateDir && join(stateDir, 'subscription-states.json');
+  const startsPath = stateDir && join(stateDir, 'subscription-starts.json');
   // Deriving costs two HMACs: once per subscription (its name and scope decide its keys).
   const derived = new Map<string, SubscriptionKeys>();
   const keysOf = (subscription: SubscriptionDefinition) => {
@@ -60,14 +69,29 @@ export function createSubscriptionRegistry(secrets: SharedSecrets, stateDir: str
   const states = new Map<string, string>(
     Object.entries(readJsonIfExists<Record<string, string>>(statePath ?? '') ?? {}),
   );
+  const starts = new Map<string, number>(
+    Object.entries(readJsonIfExists<Record<string, number>>(startsPath ?? '') ?? {}).filter(([, time]) =>
+      Number.isFinite(time),
+    ),
+  );
+  const startOf = (subscription: SubscriptionDefinition) => starts.get(subscription.name) ?? clock.now();
   return {
+    /** Records the start of subscriptions seen for the first time (at start and on each reload). */
+    started(subscriptions: SubscriptionDefinition[]) {
+      const fresh = subscriptions.filter((subscription) => !starts.has(subscription.name));
+      for (const subscription of fresh) starts.set(subscription.name, clock.now());
+      if (fresh.length && startsPath)
+        writeFileAtomic(startsPath, JSON.stringify(Object.fromEntries(starts), null, 2));
+    },
     /** The subscription a key belongs to; every key is compared (constant time), so timing tells nothing. */
     find(key: string, subscriptions: SubscriptionDefinition[]): Caller | undefined {
       let found: Caller | undefined;
       for (const subscription of subscriptions) {
         const keys = keysOf(subscription);
-        if (same(key, keys.primaryKey)) found = { subscription, slot: 'primary', key };
-        if (same(key, keys.secondaryKey)) found = { subscription, slot: 'secondary', key };
+        if (same(key, keys.primaryKey))
+          found = { subscription, slot: 'primary', key, started: startOf(subscription) };
+        if (same(key, keys.secondaryKey))
+          found = { subscription, slot: 'secondary', key, started: startOf(subscription) };
       }
       return found;
     },

@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { editArtifact, startBackend, startGateway, type TestGateway } from './testing.ts';
 
@@ -12,25 +14,34 @@ afterEach(async () => {
   stop = undefined;
 });
 
-/** A gateway whose TaskManagerWebAPI runs `policies` after its rewrite-uri; `call` sends Get Tasks. */
-async function gatewayWith(policies: string) {
+/**
+ * A gateway whose TaskManagerWebAPI runs `policies` after its rewrite-uri (for the product's subscription,
+ * the task-manager product runs them); `call` sends Get Tasks with the subscription's key.
+ */
+async function gatewayWith(policies: string, subscription = 'task-manager-all-apis') {
   const backend = await startBackend();
   const gw: TestGateway = await startGateway({
     functionApp: backend.url,
     webApp: backend.url,
-    prepare: (dir) =>
+    prepare: (dir) => {
+      if (subscription === 'task-manager-product') {
+        mkdirSync(join(dir, 'policies', 'products'));
+        const policy = `<policies>\n<inbound>\n${policies}\n</inbound>\n</policies>\n`;
+        return writeFileSync(join(dir, 'policies', 'products', 'task-manager.xml'), policy);
+      }
       editArtifact(dir, 'policies/apis/task-manager-web-api.xml', (text) =>
         text.replace(
           '<rewrite-uri template="/api/tasks" />',
           `<rewrite-uri template="/api/tasks" />\n${policies}`,
         ),
-      ),
+      );
+    },
   });
   stop = async () => {
     await gw.stop();
     await backend.close();
   };
-  const key = (await gw.keys('task-manager-all-apis')).primaryKey;
+  const key = (await gw.keys(subscription)).primaryKey;
   const call = async (client = 'a') => {
     const response = await fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: key, 'x-client': client } });
     return {
@@ -53,6 +64,18 @@ const refusal = (wait: string) =>
     `^\\{ "statusCode": 403, "message": "Out of call volume quota\\. Quota will be replenished in ${wait}\\." \\}$`,
   );
 
+/** A 403 of a used-up quota: its text's wait matches `wait`; Retry-After the same within 20 s below `seconds`. */
+function expectRefused(
+  answer: { status: number; retryAfter: string | null; body: string },
+  wait: string,
+  seconds: number,
+) {
+  expect(answer.status).toBe(403);
+  expect(answer.body).toMatch(refusal(wait));
+  expect(Number(answer.retryAfter)).toBeLessThanOrEqual(seconds);
+  expect(Number(answer.retryAfter)).toBeGreaterThan(seconds - 20);
+}
+
 describe('gateway: quota-by-key', () => {
   it("counts per counter-key value in periods laid from first-period-start (default 0001-01-01T00:00:00Z: on the hour for an hour), 403 with quota's text and Retry-After", async () => {
     const { call, moveTo, backend } = await gatewayWith(
@@ -61,12 +84,8 @@ describe('gateway: quota-by-key', () => {
     moveTo(HOUR, 10_000);
     expect((await call()).status).toBe(200);
     expect((await call()).status).toBe(200);
-    const refused = await call();
-    expect(refused.status).toBe(403);
     // The period began on the hour, 10 s before the first call: 59:50 left (a few real ms pass).
-    expect(refused.body).toMatch(refusal('00:59:(50|4\\d)'));
-    expect(Number(refused.retryAfter)).toBeGreaterThan(3580);
-    expect(Number(refused.retryAfter)).toBeLessThanOrEqual(3590);
+    expectRefused(await call(), '00:59:(50|4\\d)', 3590);
     // Another key value has its own counter.
     expect((await call('b')).status).toBe(200);
     // One second into the next hour: a new period (one counted from the first call would last 9 s more).
@@ -82,9 +101,7 @@ describe('gateway: quota-by-key', () => {
     // A minute before half past.
     moveTo(HOUR, HOUR / 2 - 60_000);
     expect((await call()).status).toBe(200);
-    const refused = await call();
-    expect(refused.body).toMatch(refusal('00:0(1:00|0:5\\d)'));
-    expect(Number(refused.retryAfter)).toBeLessThanOrEqual(60);
+    expectRefused(await call(), '00:0(1:00|0:[45]\\d)', 60);
     // Just past half past: a new period (one counted from the first call would last 59 min more).
     advance(61_000);
     expect((await call()).status).toBe(200);
@@ -108,5 +125,21 @@ describe('gateway: quota-by-key', () => {
       retryAfter: null,
       body: '{ "statusCode": 403, "message": "Out of call volume quota." }',
     });
+  });
+});
+
+describe('gateway: quota', () => {
+  it("lays its periods from the subscription's start (when this data directory first had it), as APIM's reference says, not from the first call", async () => {
+    const { call, advance } = await gatewayWith(
+      '<quota calls="1" renewal-period="3600" />',
+      'task-manager-product',
+    );
+    // Half an hour after the subscription started, the first call: half an hour of its period is left.
+    advance(HOUR / 2);
+    expect((await call()).status).toBe(200);
+    expectRefused(await call(), '00:(30:00|29:[0-5]\\d)', 1800);
+    // Just past the hour: the next period (one counted from the first call would run half an hour more).
+    advance(HOUR / 2 + 1_000);
+    expect((await call()).status).toBe(200);
   });
 });
