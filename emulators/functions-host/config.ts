@@ -99,7 +99,7 @@ export interface HostConfig {
   /** `clientRetry`: how the extension's clients retry (`clientRetryOptions`, see eventhub-retry.ts). */
   eventHubs: {
     maxBatchSize: number;
-    /** `minEventBatchSize` and `maxWaitTime`: checked, not honoured (see triggers/eventhub.ts). */
+    /** `minEventBatchSize` and `maxWaitTime`, for functions taking many events (triggers/eventhub-held.ts). */
     minBatchSize: number;
     maxWaitTimeMs: number;
     checkpointFrequency: number;

@@ -5,10 +5,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { testDataDir, waitFor } from '../core/testing.ts';
-import { startComponent } from '../stack/test-support.ts';
+import { testDataDir } from '../core/testing.ts';
 import { hostFileWatching, loadHostConfig } from './config.ts';
-import { appWithHostJson } from './test/helpers.ts';
 
 const data = testDataDir();
 afterAll(() => data.remove());
@@ -164,24 +162,5 @@ describe('host.json extensions.eventHubs batches', () => {
     expect(refused({ maxEventBatchSize: 'ten' })).toBe(
       "host.json: Failed to convert configuration value at 'AzureFunctionsJobHost:extensions:EventHubs:MaxEventBatchSize' to type 'System.Int32'. ten is not a valid value for Int32. (Parameter 'value')",
     );
-  });
-});
-
-describe('minEventBatchSize, which this host does not honour', () => {
-  it('is named in a warning at start for each function taking many events', async () => {
-    const eventHubs = { maxEventBatchSize: 4, minEventBatchSize: 2, maxWaitTime: '00:00:05' };
-    const hostJson = JSON.stringify({ version: '2.0', extensions: { eventHubs } });
-    const appDir = appWithHostJson('app-esm', join(data.dir, 'app-min-batch'), hostJson);
-    const settings = { AzureWebJobsSecretStorageType: 'files', 'AzureWebJobs.oneAtATime.Disabled': 'true' };
-    const host = await startComponent('functions', { port: 0, appDir, settings }, data.dir);
-    try {
-      const warning = (line: string) => line.includes('minEventBatchSize');
-      await waitFor('the warning', () => host.output.some(warning), 10_000);
-      expect(host.output.filter(warning)).toEqual([
-        "Event Hubs 'Functions.ProcessTaskEvents': minEventBatchSize 2 and maxWaitTime are not honoured by this host: batches run as they are received, up to maxEventBatchSize 4.",
-      ]);
-    } finally {
-      await host.stop();
-    }
   });
 });

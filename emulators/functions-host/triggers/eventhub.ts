@@ -1,7 +1,8 @@
 /**
  * eventHubTrigger through the official processor: EventHubConsumerClient with the blob checkpoint store
  * in AzureWebJobsStorage's `azure-webjobs-eventhub` container (the extension's container and layout),
- * batches of at most host.json `maxEventBatchSize`, cardinality `many` (one invocation per batch) or `one`,
+ * batches of at most host.json `maxEventBatchSize` (and, with `minEventBatchSize` above 1, of at least that
+ * many or what `maxWaitTime` gathered: eventhub-held.ts), cardinality `many` (one invocation per batch) or `one`,
  * `string`/`binary` data, and the extension's trigger metadata (`SequenceNumberArray` …). Partitions
  * without a checkpoint start from the beginning (the extension's default `fromStart`); a checkpoint is
  * written after every `batchCheckpointFrequency` batches whether the function succeeded or not, as in
@@ -9,7 +10,8 @@
  */
 
 import { setTimeout as delay } from 'node:timers/promises';
-import type { PartitionContext, ReceivedEventData } from '@azure/event-hubs';
+import type { CloseReason, PartitionContext, ReceivedEventData } from '@azure/event-hubs';
+import type { StackClock } from '../../core/clock.ts';
 import {
   appCredential,
   blobService,
@@ -23,6 +25,7 @@ import type { Host, Listener, TriggerBinding, TriggerKind } from '../host.ts';
 import type { TriggerInput } from '../invoke.ts';
 import { Outage, Pauses } from '../listeners.ts';
 import { invokeWithRetries } from '../retry.ts';
+import { HeldEvents } from './eventhub-held.ts';
 
 const CHECKPOINT_CONTAINER = 'azure-webjobs-eventhub';
 /** How often the processor balances partitions (claims those without a live owner). */
@@ -141,7 +144,7 @@ async function consumerFor(host: Host, trigger: TriggerBinding, fn: RegisteredFu
     'connection' in target
       ? new EventHubConsumerClient(group, target.connection, hub, store, options)
       : new EventHubConsumerClient(group, target.namespace, hub, appCredential(), store, options);
-  return { client, store, identifier, group };
+  return { client, store, identifier, group, container };
 }
 
 /**
@@ -164,18 +167,28 @@ async function abandonOwnership(
   if (idle.length) await store.claimOwnership(idle.map((ownership) => ({ ...ownership, ownerId: '' })));
 }
 
-/** Functions told of what this host does not do with their batches, once each (a listener's start is retried). */
-const warned = new WeakSet<RegisteredFunction>();
+/**
+ * When the partition's checkpoint was written, in stack time (the blob's Last-Modified, which Azurite
+ * writes in real time), as the extension reads it when it claims a partition; none: undefined. A read
+ * that fails counts as none: the first held events then run at once rather than wait.
+ */
+async function checkpointedAt(
+  { container }: Awaited<ReturnType<typeof consumerFor>>,
+  context: PartitionContext,
+  clock: StackClock,
+): Promise<number | undefined> {
+  const { fullyQualifiedNamespace, eventHubName, consumerGroup, partitionId } = context;
+  // The blob checkpoint store's layout, names lower-cased as it writes them.
+  const name = `${fullyQualifiedNamespace}/${eventHubName}/${consumerGroup}/checkpoint/`.toLowerCase();
+  const properties = await container
+    .getBlobClient(name + partitionId)
+    .getProperties()
+    .catch(() => undefined);
+  return properties?.lastModified && clock.toStackTime(properties.lastModified.getTime());
+}
 
 async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBinding): Promise<Listener> {
-  const { minBatchSize, maxBatchSize } = host.config.eventHubs;
-  if (trigger.cardinality !== 'one' && minBatchSize > 1 && !warned.has(fn)) {
-    warned.add(fn);
-    host.logs.host(
-      'warning',
-      `Event Hubs 'Functions.${fn.name}': minEventBatchSize ${minBatchSize} and maxWaitTime are not honoured by this host: batches run as they are received, up to maxEventBatchSize ${maxBatchSize}.`,
-    );
-  }
+  const { minBatchSize, maxBatchSize, maxWaitTimeMs } = host.config.eventHubs;
   await blobService(host.settings, undefined).getContainerClient(CHECKPOINT_CONTAINER).createIfNotExists();
   const consumer = await consumerFor(host, trigger, fn);
   await abandonOwnership(consumer);
@@ -208,36 +221,68 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
         : earliestEventPosition;
   const stopping = new AbortController();
   const retries = new Pauses();
+  /** minEventBatchSize above 1 holds a partition's events for functions taking many (HeldEvents). */
+  const holding = trigger.cardinality !== 'one' && minBatchSize > 1;
+  const held = new Map<string, HeldEvents>();
+  /** Runs a batch (each event in turn for cardinality one), then checkpoints every `checkpointFrequency` batches. */
+  const run = async (events: ReceivedEventData[], context: PartitionContext, closed = () => false) => {
+    const partition = {
+      ConsumerGroup: context.consumerGroup,
+      EventHubName: context.eventHubName,
+      FullyQualifiedNamespace: context.fullyQualifiedNamespace,
+      PartitionId: context.partitionId,
+    };
+    const groups = trigger.cardinality === 'one' ? events.map((event) => [event]) : [events];
+    for (const group of groups)
+      await invokeWithRetries(host, fn, eventsInput(trigger, group, partition), retries);
+    // Retries cut short by the stop, or a partition no longer processed here: no checkpoint, the batch is
+    // delivered again (at least once).
+    if (retries.stopped || closed()) return;
+    const count = (batches.get(context.partitionId) ?? 0) + 1;
+    batches.set(context.partitionId, count);
+    const last = events.at(-1);
+    // A checkpoint that cannot be saved (storage down) must not end the partition's receiver: the
+    // SDK would restart it from the last saved checkpoint and run those events again. The next
+    // batch's checkpoint covers this one.
+    if (last && count % checkpointFrequency === 0)
+      await context.updateCheckpoint(last).then(
+        () => checkpoints.recovered(),
+        (error: Error) => checkpoints.failed(new Error(`partition ${context.partitionId}: ${error.message}`)),
+      );
+  };
   let restarting: Promise<void> | undefined;
   const subscribe = () =>
     client.subscribe(
       {
+        async processInitialize(context: PartitionContext) {
+          if (!holding) return;
+          const say = (level: 'debug' | 'error', message: string) =>
+            host.logs.host(
+              level,
+              `Event Hubs 'Functions.${fn.name}' partition ${context.partitionId}: ${message}`,
+            );
+          const partition: HeldEvents = new HeldEvents({
+            minBatchSize,
+            maxBatchSize,
+            maxWaitTimeMs,
+            clock: host.clock,
+            checkpointedAt: await checkpointedAt(consumer, context, host.clock),
+            run: (events) => run(events, context, () => partition.closed),
+            log: (message) => say('debug', message),
+            failed: (error) => say('error', error.message),
+          });
+          held.set(context.partitionId, partition);
+        },
+        async processClose(_reason: CloseReason, context: PartitionContext) {
+          const partition = held.get(context.partitionId);
+          held.delete(context.partitionId);
+          await partition?.close();
+        },
         async processEvents(events: ReceivedEventData[], context: PartitionContext) {
           outage.recovered();
           if (events.length === 0) return;
-          const partition = {
-            ConsumerGroup: context.consumerGroup,
-            EventHubName: context.eventHubName,
-            FullyQualifiedNamespace: context.fullyQualifiedNamespace,
-            PartitionId: context.partitionId,
-          };
-          const groups = trigger.cardinality === 'one' ? events.map((event) => [event]) : [events];
-          for (const group of groups)
-            await invokeWithRetries(host, fn, eventsInput(trigger, group, partition), retries);
-          // Retries cut short by the stop: no checkpoint, the batch is delivered again (at least once).
-          if (retries.stopped) return;
-          const count = (batches.get(context.partitionId) ?? 0) + 1;
-          batches.set(context.partitionId, count);
-          const last = events.at(-1);
-          // A checkpoint that cannot be saved (storage down) must not end the partition's receiver: the
-          // SDK would restart it from the last saved checkpoint and run those events again. The next
-          // batch's checkpoint covers this one.
-          if (last && count % checkpointFrequency === 0)
-            await context.updateCheckpoint(last).then(
-              () => checkpoints.recovered(),
-              (error: Error) =>
-                checkpoints.failed(new Error(`partition ${context.partitionId}: ${error.message}`)),
-            );
+          const partition = held.get(context.partitionId);
+          await (partition ? partition.receive(events) : run(events, context));
         },
         async processError(error: Error, context: PartitionContext) {
           const reason = eventHubsErrorText(error);
