@@ -228,6 +228,21 @@ describe('blob trigger', () => {
     const failures = () =>
       readLog(logFile).filter((e) => e.message.startsWith("Executed 'Functions.poisoned' (Failed")).length;
     expect(failures()).toBe(3);
+    // Each failed run is tried again at the blob queue listener's next poll (100 ms after the poll that
+    // dequeued it, then ~200, 300 … ms), not at the next sweep a second later.
+    const entries = readLog(logFile);
+    const tries = entries.filter(
+      (e) =>
+        e.function === 'poisoned' &&
+        e.message.includes('poison-input/bad.txt') &&
+        e.message.startsWith('Executing'),
+    );
+    const ended = tries.map((begun) =>
+      entries.find((e) => e.invocationId === begun.invocationId && e.message.startsWith('Executed')),
+    );
+    const gaps = tries.slice(1).map((next, i) => Date.parse(next.time) - Date.parse(ended[i]?.time ?? ''));
+    expect(gaps).toHaveLength(2);
+    for (const gap of gaps) expect(gap).toBeLessThan(700);
     await upload('tasks', 'd.json', '{"Title":"D"}');
     await waitFor('d.json processed', () => count('processed d: {"Title":"D"}') === 1);
     expect(failures()).toBe(3);

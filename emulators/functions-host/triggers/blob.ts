@@ -6,8 +6,8 @@
  * runtime's pace. Each matching version runs once, as the runtime's blob trigger queue runs them, up
  * to `maxDegreeOfParallelism` at a time across all of the host's blob triggers (`RunSlots`), recorded
  * by a receipt (`blob-receipts.ts`) so that a restart never repeats a finished version. A failed run is
- * tried again after the next sweep (or, with events connected, a second later), up to
- * `poisonBlobThreshold` (5) tries, then poisoned.
+ * tried again when the host's blob trigger queue would dequeue its message again (`blob-queue.ts`), up
+ * to `poisonBlobThreshold` (5) tries, then poisoned.
  */
 import type { ContainerClient } from '@azure/storage-blob';
 import { splitBlobPath } from '../bindings/data.ts';
@@ -26,6 +26,7 @@ import type { TriggerInput } from '../invoke.ts';
 import { Outage } from '../listeners.ts';
 import { BlobEvents } from './blob-events.ts';
 import { compilePattern, triggerPath } from './blob-path.ts';
+import { blobTriggerQueue } from './blob-queue.ts';
 import { type BlobVersion, poison, Receipts } from './blob-receipts.ts';
 import { ContainerScan, type ListedBlob, PAGE_SIZE } from './blob-scan.ts';
 import { runSlots } from './blob-slots.ts';
@@ -140,7 +141,8 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   /** Versions found at or after the latest scan (later sweeps list them again), finished or not. */
   const seen = new Map<string, number>();
   const waiting = new Map<string, Found>();
-  const failed: Found[] = [];
+  /** Versions whose read or receipt failed (the store's outage): tried again after the next sweep. */
+  const unread: Found[] = [];
   let running = 0;
   let stopped = false;
   let drained: (() => void) | undefined;
@@ -175,6 +177,12 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   };
 
   const slots = runSlots(host);
+  const queue = blobTriggerQueue(host);
+  /** Its message dequeued again: the failed version waits for a slot as a new one does. */
+  const retry = (key: string, version: Found) => () => {
+    waiting.set(key, version);
+    pump();
+  };
   const pump = () => {
     for (const [key, version] of waiting) {
       if (stopped || !slots.take()) return;
@@ -187,11 +195,12 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
             'error',
             `blob trigger 'Functions.${fn.name}' on ${container}/${version.name}: ${error.message}`,
           );
-          return false;
+          unread.push(version);
+          return undefined;
         })
         .then((finished) => {
           if (finished) unfinished.delete(key);
-          else failed.push(version);
+          else if (finished === false && !stopped) queue.release(pump, retry(key, version));
           running--;
           if (running === 0) drained?.();
           slots.release();
@@ -209,11 +218,12 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     seen.set(key, blob.lastModified);
     unfinished.set(key, version);
     waiting.set(key, version);
+    queue.enqueued();
   };
 
   /** What follows each sweep, and stands for one while events are connected. */
   const settle = async () => {
-    for (const version of failed.splice(0)) waiting.set(keyOf(version), version);
+    for (const version of unread.splice(0)) waiting.set(keyOf(version), version);
     pump();
     // What the latest scan has passed is never listed as new again: forget it, so memory stays flat.
     for (const [key, lastModified] of seen)
@@ -332,6 +342,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     async stop() {
       stopped = true;
       slots.leave(pump);
+      queue.leave(pump);
       events?.stop();
       clearTimeout(timer);
       await sweeping;
