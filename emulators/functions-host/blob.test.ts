@@ -213,7 +213,7 @@ describe('blob trigger', () => {
   it.concurrent('gives up after poisonBlobThreshold failed tries (host.json: 3, queues.maxDequeueCount 1) and records a poison message', async () => {
     await upload('poison-input', 'bad.txt', 'bad');
     const message = await waitFor('the poison message', () => poisonFor('poison-input', 'bad.txt'));
-    const { etag } = await storage
+    const { etag, createdOn, lastModified } = await storage
       .getContainerClient('poison-input')
       .getBlobClient('bad.txt')
       .getProperties();
@@ -243,6 +243,26 @@ describe('blob trigger', () => {
     const gaps = tries.slice(1).map((next, i) => Date.parse(next.time) - Date.parse(ended[i]?.time ?? ''));
     expect(gaps).toHaveLength(2);
     for (const gap of gaps) expect(gap).toBeLessThan(700);
+    // Each try names its queue message, one for all tries, and how often it was dequeued.
+    const details = tries.map(
+      (begun) =>
+        entries.find(
+          (e) => e.invocationId === begun.invocationId && e.message.startsWith('Trigger Details: '),
+        )?.message,
+    );
+    const [first] = details;
+    const queued = /^Trigger Details: MessageId: ([0-9a-f-]{36}), DequeueCount: 1, InsertedOn: (\S+), /.exec(
+      first ?? '',
+    );
+    const time = (date: Date | undefined) => date?.toISOString().replace('Z', '+00:00');
+    const blobTimes = `BlobCreated: ${time(createdOn)}, BlobLastModified: ${time(lastModified)}`;
+    expect(queued?.[2]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000\+00:00$/);
+    expect(details).toEqual(
+      [1, 2, 3].map(
+        (count) =>
+          `Trigger Details: MessageId: ${queued?.[1]}, DequeueCount: ${count}, InsertedOn: ${queued?.[2]}, ${blobTimes}`,
+      ),
+    );
     await upload('tasks', 'd.json', '{"Title":"D"}');
     await waitFor('d.json processed', () => count('processed d: {"Title":"D"}') === 1);
     expect(failures()).toBe(3);

@@ -2,7 +2,8 @@
  * Blob receipts, as the runtime keeps them: one blob per function and blob version,
  * `azure-webjobs-hosts/blobreceipts/<hostId>/Host.Functions.<name>/<etag>/<container>/<blob>`, with
  * metadata `Incomplete=true` until the version has run. The runtime counts tries on a queue message;
- * Azurite runs only the blob service here, so the count is kept in the receipt's metadata (`Tries`),
+ * Azurite runs only the blob service here, so the count is kept in the receipt's metadata (`Tries`, with
+ * the message's `MessageId` and `InsertedOn`, which the trigger's details name),
  * and the runtime's poison message is written as a blob in a `webjobs-blobtrigger-poison` container.
  */
 import { randomUUID } from 'node:crypto';
@@ -25,9 +26,18 @@ export interface ReceiptState {
   complete: boolean;
   /** Tries begun, this one included (the queue message's dequeue count): counted before the run. */
   tries: number;
+  /** The queue message this receipt stands for: its id and insertion time (whole seconds), the same for every try. */
+  message: { id: string; insertedOn: Date };
   /** Records the version's new state: `{}` once it ran, `Poisoned` once it never will. */
   write(metadata: Record<string, string>): Promise<void>;
 }
+
+type Message = ReceiptState['message'];
+/** Queue messages' times have whole seconds. */
+const newMessage = (): Message => ({
+  id: randomUUID(),
+  insertedOn: new Date(Math.floor(Date.now() / 1000) * 1000),
+});
 
 const isConflict = (error: unknown) => (error as { statusCode?: number }).statusCode === 409;
 
@@ -57,25 +67,38 @@ export class Receipts {
     const write = async (metadata: Record<string, string>) => {
       await blob.upload('', 0, { metadata });
     };
-    const begin = async (tries: number, conditions?: { ifNoneMatch: string }) => {
-      await blob.upload('', 0, { metadata: { Incomplete: 'true', Tries: String(tries) }, conditions });
-      return { complete: false, tries, write };
+    const begin = async (tries: number, message: Message, conditions?: { ifNoneMatch: string }) => {
+      const metadata = {
+        Incomplete: 'true',
+        Tries: String(tries),
+        MessageId: message.id,
+        InsertedOn: message.insertedOn.toISOString(),
+      };
+      await blob.upload('', 0, { metadata, conditions });
+      return { complete: false, tries, message, write };
     };
     try {
-      return await begin(1, { ifNoneMatch: '*' });
+      return await begin(1, newMessage(), { ifNoneMatch: '*' });
     } catch (error) {
       if (!isConflict(error)) throw error;
     }
+    const done = { complete: true, tries: 0, message: newMessage(), write };
     let metadata: Record<string, string>;
     try {
       ({ metadata = {} } = await blob.getProperties());
     } catch (error) {
       // Deleted between the two calls: claim it again on the next try.
-      if (isNotFound(error)) return { complete: false, tries: 0, write };
+      if (isNotFound(error)) return { ...done, complete: false };
       throw error;
     }
-    if (metadata.incomplete !== 'true') return { complete: true, tries: 0, write };
-    return begin(Number(metadata.tries ?? 0) + 1);
+    if (metadata.incomplete !== 'true') return done;
+    // A receipt written before messages were recorded in it gets one now.
+    const insertedOn = new Date(metadata.insertedon ?? Number.NaN);
+    const message =
+      metadata.messageid && !Number.isNaN(insertedOn.getTime())
+        ? { id: metadata.messageid, insertedOn }
+        : newMessage();
+    return begin(Number(metadata.tries ?? 0) + 1, message);
   }
 }
 

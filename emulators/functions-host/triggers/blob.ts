@@ -50,6 +50,9 @@ const quoted = (etag: string) => (etag.startsWith('"') ? etag : `"${etag}"`);
  */
 const jsonOffset = (date: Date | undefined) => date?.toISOString().replace(/\.?0*Z$/, '+00:00');
 
+/** A time as the extension writes it in trigger details (`yyyy-MM-ddTHH:mm:ss.fffzzz`, UTC). */
+const detailTime = (date: Date) => date.toISOString().replace(/Z$/, '+00:00');
+
 const typed = (value: unknown): RpcTypedData =>
   typeof value === 'string' ? { string: value } : { json: JSON.stringify(value ?? null) };
 
@@ -78,7 +81,7 @@ async function blobInput(
   name: string,
   params: Record<string, string>,
   reason: string,
-): Promise<{ input: TriggerInput; etag: string }> {
+): Promise<{ input: TriggerInput; etag: string; created?: Date; lastModified?: Date }> {
   const client = container.getBlobClient(name);
   const { content, etag: raw, properties } = await downloadBlob(client);
   const etag = quoted(raw);
@@ -110,7 +113,7 @@ async function blobInput(
       metadata: metadata.Metadata,
     },
   };
-  return { input, etag };
+  return { input, etag, created: properties.createdOn, lastModified: properties.lastModified };
 }
 
 interface Found extends BlobVersion {
@@ -169,6 +172,14 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     );
     // Changed since listing: that new version is found by a sweep of its own.
     if (read?.etag !== version.etag) return true;
+    // As BlobQueueTriggerExecutor gives them: the queue message's, then the blob's times.
+    read.input.triggerDetails = {
+      MessageId: receipt.message.id,
+      DequeueCount: String(receipt.tries),
+      InsertedOn: detailTime(receipt.message.insertedOn),
+      ...(read.created && { BlobCreated: detailTime(read.created) }),
+      ...(read.lastModified && { BlobLastModified: detailTime(read.lastModified) }),
+    };
     const outcome = await host.invoker.invoke(fn, read.input);
     if (outcome.succeeded) await receipt.write({});
     else if (receipt.tries >= threshold) return poisoned();
