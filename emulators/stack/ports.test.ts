@@ -107,7 +107,8 @@ describe('free ports', () => {
     const random = vi.spyOn(portDraw, 'random').mockReturnValueOnce(draw(handedOver));
     try {
       const next = await freePort();
-      expect(random).toHaveBeenCalledTimes(2);
+      // Drawn again at least once: the redraw may land on another port this shared process drew lately.
+      expect(random.mock.calls.length).toBeGreaterThanOrEqual(2);
       expect(next).not.toBe(handedOver);
     } finally {
       random.mockRestore();
