@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { readJsonIfExists } from '../core/files.ts';
+import { printable, readTextIfExists } from '../core/files.ts';
 import { type HostSection, hostConfiguration } from './configuration.ts';
 import type { Settings } from './connections.ts';
 import { type ClientRetryOptions, clientRetryOptions } from './eventhub-retry.ts';
@@ -291,30 +291,61 @@ export function loadHostConfig(appDir: string, settings: Settings = {}): HostCon
         ) ?? 8 * (isConsumption(sku) ? 1 : availableParallelism()),
     },
     eventHubs: eventHubOptions(extensions.section('eventHubs')),
-    maxRequestBodySize: readLocalSettings(appDir).Host?.MaxRequestBodySize,
+    maxRequestBodySize: readLocalSettings(appDir).maxRequestBodySize,
     requestBodyLimit: requestBodyLimit(settings),
   };
 }
 
 const localSettingsSchema = z.looseObject({
-  IsEncrypted: z.boolean().optional(),
-  Values: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+  IsEncrypted: z.boolean().nullish(),
+  Values: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).nullish(),
   /** Core Tools' local host settings (LocalHttpPort, CORS …); only MaxRequestBodySize is read, by this host alone. */
-  Host: z.looseObject({ MaxRequestBodySize: z.number().int().positive().optional() }).optional(),
+  Host: z.looseObject({ MaxRequestBodySize: z.number().int().positive().optional() }).nullish(),
 });
 
-/** local.settings.json, checked (an absent file is empty). */
-function readLocalSettings(appDir: string): z.output<typeof localSettingsSchema> {
+interface LocalSettings {
+  isEncrypted: boolean;
+  /** Each value as Json.NET converts it to a string; null is no value. */
+  values: Record<string, string | null>;
+  maxRequestBodySize?: number;
+  /** Why the file was not read, in Core Tools' words. */
+  warning?: string;
+}
+
+/**
+ * local.settings.json as Core Tools reads it (AppSettingsFile since 4.2.1: JObject.Parse, then each of
+ * `IsEncrypted`, `Values`, `Host` by that name exactly). An absent `IsEncrypted` is true. A file that does
+ * not parse, or a value that does not convert, leaves no local settings, with Core Tools' warning; an absent
+ * file leaves none without one.
+ */
+function readLocalSettings(appDir: string): LocalSettings {
+  const path = join(appDir, 'local.settings.json');
+  const none = (reason?: string): LocalSettings => ({
+    isEncrypted: true,
+    values: {},
+    warning:
+      reason && `Failed to read app settings file at '${path}'. Ensure it is a valid JSON file. ${reason}`,
+  });
+  const text = readTextIfExists(path);
+  if (text === undefined) return none();
   let raw: unknown;
   try {
-    raw = readJsonIfExists(join(appDir, 'local.settings.json')) ?? {};
+    raw = JSON.parse(text);
   } catch (error) {
-    throw new Error(`local.settings.json is not valid JSON: ${(error as Error).message}`);
+    return none(printable((error as Error).message));
   }
   const parsed = localSettingsSchema.safeParse(raw);
-  if (!parsed.success) throw new Error(`local.settings.json: ${z.prettifyError(parsed.error)}`);
-  return parsed.data;
+  if (!parsed.success) return none(printable(z.prettifyError(parsed.error)));
+  const { IsEncrypted, Values, Host } = parsed.data;
+  const values = Object.fromEntries(
+    Object.entries(Values ?? {}).map(([name, value]) => [name, value === null ? null : dotNetString(value)]),
+  );
+  return { isEncrypted: IsEncrypted ?? true, values, maxRequestBodySize: Host?.MaxRequestBodySize };
 }
+
+/** A JSON value as Json.NET reads it into a string: booleans as .NET prints them. */
+const dotNetString = (value: string | number | boolean) =>
+  typeof value === 'boolean' ? (value ? 'True' : 'False') : String(value);
 
 /**
  * The environment the app runs with. Precedence, as `func start` applies it: a variable already set
@@ -326,13 +357,19 @@ export function resolveAppSettings(
   appDir: string,
   settings: Record<string, string>,
   environment: NodeJS.ProcessEnv = process.env,
+  warn: (message: string) => void = () => {},
 ): Record<string, string> {
   const local = readLocalSettings(appDir);
-  if (local.IsEncrypted)
-    throw new Error('local.settings.json is encrypted; this host reads only plain values');
+  if (local.warning) warn(local.warning);
+  // Core Tools decrypts with its machine's data-protection keys, which this host has not: only empty
+  // values (which decrypt to empty ones) can be read from an encrypted file.
+  if (local.isEncrypted && Object.values(local.values).some(Boolean))
+    throw new Error(
+      "Failed to decrypt settings. Encrypted settings only be edited through 'func settings add'.",
+    );
   const resolved: Record<string, string> = {};
-  for (const [name, value] of Object.entries(local.Values ?? {})) {
-    if (!environment[name]) resolved[name] = String(value);
+  for (const [name, value] of Object.entries(local.values)) {
+    if (value !== null && !environment[name]) resolved[name] = value;
   }
   for (const [name, value] of Object.entries(settings)) resolved[name] = value;
   return resolved;

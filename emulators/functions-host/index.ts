@@ -81,7 +81,10 @@ async function loadFunctionApp(options: {
     );
   // The app reads its settings from process.env, as in Azure; it runs in this very process. App Service
   // adds what it tells every app of its site (or, with no site, as `func start`, its plan's tier alone).
-  Object.assign(process.env, resolveAppSettings(appDir, settings));
+  Object.assign(
+    process.env,
+    resolveAppSettings(appDir, settings, process.env, (message) => systemLog('warning', message)),
+  );
   const { port, siteName, sku } = options;
   if (siteName && sku) Object.assign(process.env, platformSettings({ port, siteName, sku }));
   else if (sku) process.env.WEBSITE_SKU = sku;

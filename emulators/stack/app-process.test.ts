@@ -32,11 +32,11 @@ describe("a function app's settings before its host starts (appEnvironment)", ()
       writeFileSync(join(dir, 'local.settings.json'), text);
       return dir;
     };
-    const local = withLocal('local', JSON.stringify({ Values: { [WORKER]: '--c' } }));
+    const local = withLocal('local', JSON.stringify({ IsEncrypted: false, Values: { [WORKER]: '--c' } }));
     const broken = withLocal('broken', '{ "Values": ');
     expect(appSetting(local, {}, WORKER, {})).toBe('--c');
     expect(appSetting(local, {}, WORKER, { [WORKER]: '--b' })).toBe('--b');
-    // An unreadable local.settings.json gives nothing: the host's start says what is wrong with it.
+    // An unreadable local.settings.json gives nothing, as Core Tools (the host's start warns).
     expect(appSetting(broken, {}, WORKER, {})).toBeUndefined();
   });
 });
