@@ -29,6 +29,7 @@ export const TEXTS = {
   TOO_LARGE: 'Request too large: the limit is 1048576 bytes.',
   JSON_ONLY: 'Content-Type must be application/json.',
   JSON_CHARSET: 'Content-Type charset must be utf-8 or utf-16.',
+  FORM_CHARSET: 'Content-Type charset must be utf-8 or iso-8859-1.',
   STORE_UNAVAILABLE: 'The task store is unavailable. Try again later.',
   SIGN_IN_UNAVAILABLE: 'The sign-in service is unavailable. Try again later.',
   PROFILE_UNAVAILABLE: 'The directory profile is unavailable. Try again later.',

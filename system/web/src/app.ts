@@ -4,12 +4,14 @@
  * that is not a page is plain text from errors.ts; no error shows internals.
  */
 import cookieParser from 'cookie-parser';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import helmet from 'helmet';
 import indexView from '../views/index.pug';
+import { namedEncoding, readAs } from './charsets.ts';
 import type { WebConfig } from './config.ts';
 import {
   BAD_FORM_TOKEN,
+  FORM_CHARSET,
   INTERNAL,
   JSON_CHARSET,
   JSON_ONLY,
@@ -48,18 +50,31 @@ interface FormState {
 
 /** The media types ASP.NET's JSON input formatter reads: application/json, text/json, application/*+json. */
 const JSON_TYPE = /^(application\/json|text\/json|application\/[^\s;/]+\+json)\s*(;|$)/i;
-/**
- * The charsets it reads (its SupportedEncodings, UTF-8 and UTF-16 little-endian, by their names); a body
- * in any other charset it answers with 415, as it does a media type it does not read.
- */
-const JSON_CHARSETS = ['utf-8', 'utf-16', 'utf-16le'];
-
 /** Lets through a JSON body the formatter would read; 415 otherwise. */
 function jsonOnly(req: Request, res: Response, next: NextFunction) {
-  const type = req.get('content-type') ?? '';
-  if (!JSON_TYPE.test(type)) return sendText(res, 415, JSON_ONLY);
-  const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(type)?.[1]?.toLowerCase();
-  if (charset !== undefined && !JSON_CHARSETS.includes(charset)) return sendText(res, 415, JSON_CHARSET);
+  if (!JSON_TYPE.test(req.get('content-type') ?? '')) return sendText(res, 415, JSON_ONLY);
+  // TextInputFormatter: its first encoding (UTF-8) when none is named, else one of its SupportedEncodings
+  // (UTF-8, UTF-16 little-endian) by any of .NET's names; any other is a 415, as a media type it does not read.
+  const named = namedEncoding(req);
+  const encoding = named === null ? 'utf-8' : named;
+  if (encoding !== 'utf-8' && encoding !== 'utf-16le') return sendText(res, 415, JSON_CHARSET);
+  readAs(req, encoding);
+  next();
+}
+
+const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i;
+
+/**
+ * The charset of a url-encoded form. ASP.NET's form reader (FormFeature) reads a charset .NET does not know,
+ * and UTF-7, as UTF-8, and US-ASCII is UTF-8's subset; body-parser reads UTF-8 and ISO-8859-1 only, so the
+ * UTF-16 and UTF-32 that ASP.NET would also read answer 415 here (README).
+ */
+function formCharset(req: Request, res: Response, next: NextFunction) {
+  if (!FORM_TYPE.test(req.get('content-type') ?? '')) return next();
+  const named = namedEncoding(req);
+  const encoding = !named || named === 'utf-7' || named === 'us-ascii' ? 'utf-8' : named;
+  if (encoding !== 'utf-8' && encoding !== 'iso-8859-1') return sendText(res, 415, FORM_CHARSET);
+  readAs(req, encoding);
   next();
 }
 
@@ -88,11 +103,12 @@ export function createApp({ config, store, sessions, events, signIn, log }: WebP
     delete req.headers['content-encoding'];
     next();
   };
-  const form = express.urlencoded({
+  const urlencoded = express.urlencoded({
     extended: false,
     limit: MAX_BODY_BYTES,
     parameterLimit: MAX_FORM_FIELDS,
   });
+  const form: RequestHandler = (req, res, next) => formCharset(req, res, () => urlencoded(req, res, next));
   // Every body jsonOnly lets through, whichever JSON media type it names.
   const json = express.json({ limit: MAX_BODY_BYTES, strict: false, type: () => true });
 
@@ -176,7 +192,8 @@ export function createApp({ config, store, sessions, events, signIn, log }: WebP
       log(error.message);
       return sendText(res, 503, error.publicText);
     }
-    // body-parser's other refusals (unsupported charset, aborted request …) say what was wrong.
+    // body-parser's other refusals (an aborted request, a body shorter than its Content-Length …) say what
+    // was wrong; charsets are decided before it reads (jsonOnly, formCharset).
     if (failure.expose && failure.status && failure.status >= 400 && failure.status < 500)
       return sendText(res, failure.status, `${failure.message ?? 'Bad request'}.`);
     log(`request failed: ${failure.message ?? String(error)}`);

@@ -9,6 +9,7 @@ export const TOO_MANY_FIELDS = `Too many form fields: the limit is ${MAX_FORM_FI
 export const NOT_JSON = 'Request body is not valid JSON.';
 export const JSON_ONLY = 'Content-Type must be application/json.';
 export const JSON_CHARSET = 'Content-Type charset must be utf-8 or utf-16.';
+export const FORM_CHARSET = 'Content-Type charset must be utf-8 or iso-8859-1.';
 export const BAD_FORM_TOKEN =
   'The form has expired or was not sent by this site. Reload the page and try again.';
 export const SIGN_IN_REQUIRED = 'Sign-in required.';
