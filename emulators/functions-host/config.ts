@@ -291,7 +291,7 @@ export function loadHostConfig(appDir: string, settings: Settings = {}): HostCon
         ) ?? 8 * (isConsumption(sku) ? 1 : availableParallelism()),
     },
     eventHubs: eventHubOptions(extensions.section('eventHubs')),
-    maxRequestBodySize: readLocalSettings(appDir).maxRequestBodySize,
+    maxRequestBodySize: maxRequestBodySize(readLocalSettings(appDir).maxRequestBodySize),
     requestBodyLimit: requestBodyLimit(settings),
   };
 }
@@ -299,15 +299,15 @@ export function loadHostConfig(appDir: string, settings: Settings = {}): HostCon
 const localSettingsSchema = z.looseObject({
   IsEncrypted: z.boolean().nullish(),
   Values: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).nullish(),
-  /** Core Tools' local host settings (LocalHttpPort, CORS …); only MaxRequestBodySize is read, by this host alone. */
-  Host: z.looseObject({ MaxRequestBodySize: z.number().int().positive().optional() }).nullish(),
+  /** Core Tools' local host settings (LocalHttpPort, CORS …): only MaxRequestBodySize is read, by this host alone. */
+  Host: z.looseObject({ MaxRequestBodySize: z.unknown() }).nullish(),
 });
 
 interface LocalSettings {
   isEncrypted: boolean;
   /** Each value as Json.NET converts it to a string; null is no value. */
   values: Record<string, string | null>;
-  maxRequestBodySize?: number;
+  maxRequestBodySize?: unknown;
   /** Why the file was not read, in Core Tools' words. */
   warning?: string;
 }
@@ -341,6 +341,15 @@ function readLocalSettings(appDir: string): LocalSettings {
     Object.entries(Values ?? {}).map(([name, value]) => [name, value === null ? null : dotNetString(value)]),
   );
   return { isEncrypted: IsEncrypted ?? true, values, maxRequestBodySize: Host?.MaxRequestBodySize };
+}
+
+/** This host's own Host setting, which Core Tools ignores: a wrong one stops the start, naming it. */
+function maxRequestBodySize(value: unknown): number | undefined {
+  if (value === undefined || (Number.isInteger(value) && (value as number) > 0))
+    return value as number | undefined;
+  throw new Error(
+    `local.settings.json: Host.MaxRequestBodySize must be a whole number of bytes above 0, not ${JSON.stringify(value)}`,
+  );
 }
 
 /** A JSON value as Json.NET reads it into a string: booleans as .NET prints them. */

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testDataDir } from '../core/testing.ts';
 import { startComponent } from '../stack/test-support.ts';
-import { resolveAppSettings } from './config.ts';
+import { loadHostConfig, resolveAppSettings } from './config.ts';
 import { appWithHostJson, readLog } from './test/helpers.ts';
 
 const data = testDataDir();
@@ -58,6 +58,21 @@ describe('local.settings.json, as Core Tools reads it', () => {
       new RegExp(`^Failed to read app settings file at '${path}'\\. Ensure it is a valid JSON file\\. \\S`),
     );
     expect(warnings[0]).not.toContain('\n');
+  });
+
+  it('reads the Values beside a wrong Host.MaxRequestBodySize (this host’s own, which Core Tools ignores), and refuses that at start', () => {
+    const text = JSON.stringify({ IsEncrypted: false, Values: { A: 'a' }, Host: { MaxRequestBodySize: 0 } });
+    const { settings, warnings } = read(text);
+    expect({ settings, warnings }).toEqual({ settings: { A: 'a' }, warnings: [] });
+    const dir = join(data.dir, 'wrong-limit');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'host.json'), '{ "version": "2.0" }');
+    writeFileSync(join(dir, 'local.settings.json'), text);
+    expect(() => loadHostConfig(dir)).toThrow(
+      new Error(
+        'local.settings.json: Host.MaxRequestBodySize must be a whole number of bytes above 0, not 0',
+      ),
+    );
   });
 
   it('warns the same about values it cannot convert (an object where a string goes, an array as the file)', () => {
