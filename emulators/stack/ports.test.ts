@@ -93,7 +93,8 @@ describe('free ports', () => {
     const random = vi.spyOn(portDraw, 'random').mockReturnValueOnce(draw(port));
     try {
       const next = await freePort();
-      expect(random).toHaveBeenCalledTimes(2);
+      // Drawn again at least once (as below, the redraw may land on a port this process drew lately).
+      expect(random.mock.calls.length).toBeGreaterThanOrEqual(2);
       expect(next).not.toBe(port);
     } finally {
       random.mockRestore();
