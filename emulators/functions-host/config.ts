@@ -4,7 +4,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { printable, readTextIfExists } from '../core/files.ts';
-import { type HostSection, hostConfiguration } from './configuration.ts';
+import { type HostSection, hostConfiguration, parseJObject } from './configuration.ts';
 import type { Settings } from './connections.ts';
 import { type ClientRetryOptions, clientRetryOptions } from './eventhub-retry.ts';
 import { withHostJsonOverrides } from './hostjson-overrides.ts';
@@ -198,7 +198,7 @@ const texts = (list: HostSection) =>
 export function hostFileWatching(appDir: string, settings: Record<string, string> = {}): FileWatching {
   let host = hostConfiguration({});
   try {
-    const json = JSON.parse(readFileSync(join(appDir, 'host.json'), 'utf8'));
+    const json = parseJObject(readFileSync(join(appDir, 'host.json'), 'utf8'));
     host = hostConfiguration(withHostJsonOverrides(json, appEnvironment(appDir, settings)));
   } catch {
     // The defaults.
@@ -247,11 +247,13 @@ function eventHubOptions(section: HostSection): HostConfig['eventHubs'] {
 export function loadHostConfig(appDir: string, settings: Settings = {}): HostConfig {
   const sku = settings.WEBSITE_SKU;
   let raw: unknown;
+  const file = join(appDir, 'host.json');
   try {
-    raw = JSON.parse(readFileSync(join(appDir, 'host.json'), 'utf8'));
+    raw = parseJObject(readFileSync(file, 'utf8'));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`no host.json in ${appDir}`);
-    throw new Error(`host.json is not valid JSON: ${(error as Error).message}`);
+    // The runtime's words, then the parser's (Node's, not Json.NET's).
+    throw new Error(`Unable to parse host configuration file '${file}'. ${(error as Error).message}`);
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw new Error('host.json: the file must hold a JSON object');
@@ -330,7 +332,7 @@ function readLocalSettings(appDir: string): LocalSettings {
   if (text === undefined) return none();
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    raw = parseJObject(text);
   } catch (error) {
     return none(printable((error as Error).message));
   }

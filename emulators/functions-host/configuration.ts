@@ -7,6 +7,7 @@
  * both JObject.Parse and JSON.parse do. A null value is read as none (the defaults apply). By this host's
  * choice, an object or array where a value is read is refused as a value no converter takes.
  */
+import stripJsonComments from 'strip-json-comments';
 import { parseNetInteger } from './http/routes.ts';
 import { parseTimeSpan } from './timespan.ts';
 
@@ -114,6 +115,14 @@ export class HostSection {
     return negative ? -ms : ms;
   }
 }
+
+/**
+ * A settings file's JSON as Json.NET's JObject.Parse reads it (the runtime's host.json, Core Tools'
+ * local.settings.json): comments (`//`, `/* … *\/`) and trailing commas are taken. Both become white
+ * space, so a parse error's position still points into the file as written.
+ */
+export const parseJObject = (text: string): unknown =>
+  JSON.parse(stripJsonComments(text, { trailingCommas: true }));
 
 /** The root of host.json's configuration (`AzureFunctionsJobHost`), from the parsed file. */
 export function hostConfiguration(json: unknown): HostSection {

@@ -81,6 +81,24 @@ describe('host.json names', () => {
     expect(read({}, text).routePrefix).toBe('b');
   });
 
+  it("are parsed as Json.NET's JObject.Parse parses them: comments and trailing commas taken, a file that does not parse refused in the runtime's words", () => {
+    const text = `{
+  // the schema's version
+  "version": "2.0", /* and a prefix */
+  "extensions": { "http": { "routePrefix": "v1", }, },
+}`;
+    expect(read({}, text).routePrefix).toBe('v1');
+    let message = '';
+    try {
+      read({}, '{"version": "2.0",, }');
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    const file = join(lastApp(), 'host.json');
+    expect(message.startsWith(`Unable to parse host configuration file '${file}'. `), message).toBe(true);
+    expect(message.length).toBeGreaterThan(`Unable to parse host configuration file '${file}'. `.length);
+  });
+
   it("but 'version', which the runtime reads from the file itself, in its one case", () => {
     expect(() => read({}, '{"Version": "2.0"}')).toThrow(
       "The host.json file is missing the required 'version' property.",

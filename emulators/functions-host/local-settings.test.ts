@@ -50,6 +50,14 @@ describe('local.settings.json, as Core Tools reads it', () => {
     expect(warnings).toEqual([]);
   });
 
+  it('takes comments and trailing commas, as JObject.Parse does', () => {
+    const { settings, warnings } = read(
+      '{\n  // local only\n  "IsEncrypted": false,\n  "Values": { "A": "a", },\n}',
+    );
+    expect(settings).toEqual({ A: 'a' });
+    expect(warnings).toEqual([]);
+  });
+
   it('warns about a file that does not parse and goes on without local settings', () => {
     const { settings, warnings, path } = read('{ "IsEncrypted": false, "Values": ');
     expect(settings).toEqual({});
