@@ -262,11 +262,14 @@ describe('the launcher', () => {
     await expect
       .poll(async () => (await stack.health()).eventgrid, { timeout: 60_000 })
       .toBe('eventgrid is not running');
-    // Said on the console and in its log, with what to do.
+    // Said on the console and in its log, with what to do (the log is written as a stream: its line may
+    // land a moment after the health check sees the process gone).
     const log = join(data.dir, 'logs', 'eventgrid.log');
-    expect(readFileSync(log, 'utf8')).toContain(
-      `exited (SIGKILL) again, 4 times within a minute: not restarting it. See its log, ${log}, then start the stack again\n`,
-    );
+    await expect
+      .poll(() => readFileSync(log, 'utf8'), { timeout: 10_000 })
+      .toContain(
+        `exited (SIGKILL) again, 4 times within a minute: not restarting it. See its log, ${log}, then start the stack again\n`,
+      );
     const down = await status();
     expect(down.status).toBe(1);
     expect(JSON.parse(down.stdout)).toMatchObject({ eventgrid: 'eventgrid is not running', cosmos: 'ok' });
