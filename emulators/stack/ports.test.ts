@@ -87,17 +87,27 @@ describe('free ports', () => {
     expect(new Set(drawn).size).toBe(drawn.length);
   });
 
+  /**
+   * The port freePort gives when its first draw lands on `port`, and how many draws it took. Not one:
+   * a redraw may itself land on a port this (shared) test process drew lately.
+   */
+  async function drawnPast(port: number) {
+    const random = vi.spyOn(portDraw, 'random').mockReturnValueOnce(draw(port));
+    try {
+      return { next: await freePort(), draws: random.mock.calls.length };
+    } finally {
+      random.mockRestore();
+    }
+  }
+
   it('draw again when the port drawn is taken', async () => {
     const taken = createServer();
     const port = await listen(taken, await freePort());
-    const random = vi.spyOn(portDraw, 'random').mockReturnValueOnce(draw(port));
     try {
-      const next = await freePort();
-      // Drawn again at least once (as below, the redraw may land on a port this process drew lately).
-      expect(random.mock.calls.length).toBeGreaterThanOrEqual(2);
+      const { next, draws } = await drawnPast(port);
+      expect(draws).toBeGreaterThanOrEqual(2);
       expect(next).not.toBe(port);
     } finally {
-      random.mockRestore();
       taken.close();
     }
   });
@@ -105,15 +115,9 @@ describe('free ports', () => {
   it('does not draw again a port this process drew lately and let go: another process may be about to listen on it', async () => {
     // As a test's freePort for a web app it starts after a stack: the stack's draws must not take it.
     const handedOver = await freePort();
-    const random = vi.spyOn(portDraw, 'random').mockReturnValueOnce(draw(handedOver));
-    try {
-      const next = await freePort();
-      // Drawn again at least once: the redraw may land on another port this shared process drew lately.
-      expect(random.mock.calls.length).toBeGreaterThanOrEqual(2);
-      expect(next).not.toBe(handedOver);
-    } finally {
-      random.mockRestore();
-    }
+    const { next, draws } = await drawnPast(handedOver);
+    expect(draws).toBeGreaterThanOrEqual(2);
+    expect(next).not.toBe(handedOver);
   });
 
   describe('TASKSTACK_FREE_PORTS', () => {
