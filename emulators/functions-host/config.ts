@@ -39,15 +39,12 @@ function logLevels(section: HostSection): Record<string, HostLogLevel> {
  */
 export type InitialOffset = { from: 'start' } | { from: 'end' } | { from: 'time'; enqueuedOn: Date };
 
-/** OffsetType as EnumConverter reads it: a name in any case, or its number. */
-const OFFSET_TYPES = new Map<string, InitialOffset['from']>([
-  ['fromstart', 'start'],
-  ['0', 'start'],
-  ['fromend', 'end'],
-  ['1', 'end'],
-  ['fromenqueuedtime', 'time'],
-  ['2', 'time'],
-]);
+/** OffsetType's members, in their order (their numbers). */
+const OFFSET_TYPES = [
+  ['FromStart', 'start'],
+  ['FromEnd', 'end'],
+  ['FromEnqueuedTime', 'time'],
+] as const;
 
 /**
  * InitialOffsetOptions as the extension 5.x binds them (Type an OffsetType?, EnqueuedTimeUtc a
@@ -56,17 +53,10 @@ const OFFSET_TYPES = new Map<string, InitialOffset['from']>([
  */
 function initialOffset(section: HostSection): InitialOffset {
   const typeOption = section.section('type');
-  const type = typeOption.value;
-  let from: InitialOffset['from'] = 'start';
-  if (type) {
-    const found = OFFSET_TYPES.get(type.trim().toLowerCase());
-    if (!found)
-      throw typeOption.unconvertible(
-        'Microsoft.Azure.WebJobs.EventHubs.OffsetType',
-        `${type} is not a valid value for OffsetType.`,
-      );
-    from = found;
-  }
+  // OffsetType? : an empty text is none.
+  const from: InitialOffset['from'] =
+    (typeOption.value && typeOption.enumOf('Microsoft.Azure.WebJobs.EventHubs.OffsetType', OFFSET_TYPES)) ||
+    'start';
   const timeOption = section.section('enqueuedTimeUtc');
   const time = timeOption.value;
   const enqueuedOn = time ? new Date(time) : undefined;

@@ -104,6 +104,20 @@ export class HostSection {
     return Number(value);
   }
 
+  /**
+   * An enum as EnumConverter reads it: a member's name in any case, or its number (its place in
+   * `members`); undefined when not given. `netType` names the type in the refusal.
+   */
+  enumOf<T>(netType: string, members: readonly (readonly [name: string, value: T])[]): T | undefined {
+    const text = this.value;
+    if (text === undefined) return undefined;
+    const key = text.trim().toLowerCase();
+    const found = members.find(([name], i) => name.toLowerCase() === key || String(i) === key);
+    if (!found)
+      throw this.unconvertible(netType, `${text} is not a valid value for ${netType.split('.').at(-1)}.`);
+    return found[1];
+  }
+
   /** A TimeSpan in ms as TimeSpanConverter reads it (TimeSpan.Parse, sign allowed); undefined when not given. */
   timeSpan(): number | undefined {
     const text = this.value;

@@ -37,13 +37,11 @@ function inRange(value: number, min: number, max: number, at: HostSection): numb
   return value;
 }
 
-/** EventHubsRetryMode as EnumConverter reads it: a name in any case, or the number of one. */
-const MODES = new Map<string, ClientRetryOptions['mode']>([
-  ['exponential', 'exponential'],
-  ['0', 'exponential'],
-  ['fixed', 'fixed'],
-  ['1', 'fixed'],
-]);
+/** EventHubsRetryMode's members, in their order (their numbers). */
+const MODES = [
+  ['Exponential', 'exponential'],
+  ['Fixed', 'fixed'],
+] as const;
 
 /** The TimeSpan properties, in their declaration order, each with its setter's check. */
 const TIME_SPANS: [
@@ -79,16 +77,8 @@ const TIME_SPANS: [
  */
 export function clientRetryOptions(section: HostSection): ClientRetryOptions {
   const options = { ...DEFAULTS };
-  const mode = section.section('mode');
-  if (mode.value !== undefined) {
-    const name = MODES.get(mode.value.trim().toLowerCase());
-    if (!name)
-      throw mode.unconvertible(
-        'Azure.Messaging.EventHubs.EventHubsRetryMode',
-        `${mode.value} is not a valid value for EventHubsRetryMode.`,
-      );
-    options.mode = name;
-  }
+  options.mode =
+    section.section('mode').enumOf('Azure.Messaging.EventHubs.EventHubsRetryMode', MODES) ?? options.mode;
   const retries = section.section('maximumRetries');
   const count = retries.int();
   if (count !== undefined) options.maximumRetries = inRange(count, 0, 100, retries);
