@@ -227,7 +227,11 @@ export async function startComponent(
     await process.launch();
     return process;
   };
-  let component = await launch();
+  // A component that fails its start says why on its output: the failure carries it (the lines read so far).
+  let component = await launch().catch(async (error: Error) => {
+    await new Promise((resolve) => setImmediate(resolve));
+    throw new Error(`${error.message}; its output:\n${output.join('\n')}`);
+  });
   return {
     get endpoints() {
       return component.endpoints;
