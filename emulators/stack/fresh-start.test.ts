@@ -59,7 +59,9 @@ describe('taskstack start on an empty data directory', () => {
       AZURE_CLIENT_SECRET: 'not-this',
     };
     const dataDir = join(project, 'signed-in-shell');
-    const stack = await startCli({ dataDir, env }, '--free-ports');
+    // Only the function app and what its managetask reaches (every component gets the same environment).
+    const components = 'identity,blob,cosmos,keyvault,functions';
+    const stack = await startCli({ dataDir, env }, '--free-ports', '--components', components);
     try {
       const { baseUrl, functionKey } = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8'));
       // Creating a task reads the encryption key from Key Vault with the app's managed identity.
