@@ -64,6 +64,22 @@ async function startComponent(component: string, extra: Record<string, string>, 
   return child;
 }
 
+/**
+ * Service `name`'s options as docker-compose.yml gives them: what compose does with the env file,
+ * `${NAME:?…}` becomes the variable's value.
+ */
+function composeOptions(name: string): Record<string, unknown> {
+  const service = (composeFile(loadTopology(), loadApps()).services as Record<string, ComposeService>)[name];
+  expect(service?.command).toEqual([name]);
+  const variables = composeEnv(secrets);
+  const options = (service?.environment.TASKSTACK_OPTIONS as string).replace(
+    /\$\{(\w+):\?[^}]*\}/g,
+    (_, variable: string) => variables[variable] ?? `<${variable} missing>`,
+  );
+  expect(options).not.toContain('missing>');
+  return JSON.parse(options);
+}
+
 async function stopComponent(running: ChildProcess) {
   const exited = new Promise<number | null>((resolve) => running.once('exit', resolve));
   running.kill('SIGTERM');
@@ -89,31 +105,23 @@ describe('the container entry (emulators/stack/container.ts)', () => {
   });
 
   it('runs one service from its environment, reachable on the given address under its service name', async () => {
+    // Key Vault, with the options docker-compose.yml gives it: a TLS service, and one of the lightest to
+    // load (the identity provider loads oidc-provider).
     const port = await freePort();
-    const running = await startComponent('identity', { TASKSTACK_OPTIONS: JSON.stringify({ port }) });
+    const running = await startComponent('keyvault', {
+      TASKSTACK_OPTIONS: JSON.stringify({ ...composeOptions('keyvault'), port }),
+    });
     const ca = readFileSync(join(dir, 'ca', 'ca.pem'), 'utf8');
-    const jwks = `/${secrets.tenantId}/discovery/v2.0/keys`;
-    expect(await get('127.0.0.2', port, jwks, 'identity', ca)).toBe(200);
+    // Its answer to a request without a token: the challenge, over TLS checked against the name keyvault.
+    expect(await get('127.0.0.2', port, '/secrets?api-version=7.4', 'keyvault', ca)).toBe(401);
     await stopComponent(running);
   });
 
   it('runs the gateway with the options docker-compose.yml gives it, enforcing system/gateway/', async () => {
-    const service = (composeFile(loadTopology(), loadApps()).services as Record<string, ComposeService>)
-      .gateway;
-    expect(service?.command).toEqual(['gateway']);
-    // What compose does with the env file: `${NAME:?…}` becomes the variable's value.
-    const variables = composeEnv(secrets);
-    const options = JSON.parse(
-      (service?.environment.TASKSTACK_OPTIONS as string).replace(
-        /\$\{(\w+):\?[^}]*\}/g,
-        (_, name: string) => variables[name] ?? `<${name} missing>`,
-      ),
-    );
-    expect(JSON.stringify(options)).not.toContain('missing>');
     const port = await freePort();
     const running = await startComponent(
       'gateway',
-      { TASKSTACK_OPTIONS: JSON.stringify({ ...options, port }) },
+      { TASKSTACK_OPTIONS: JSON.stringify({ ...composeOptions('gateway'), port }) },
       repositoryRoot,
     );
     const ca = readFileSync(join(dir, 'ca', 'ca.pem'), 'utf8');
