@@ -4,36 +4,25 @@
  */
 import { cpSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { repositoryRoot } from '../core/apps.ts';
 import { testDataDir, waitFor } from '../core/testing.ts';
 import type { ComponentUnderTest } from '../stack/test-support.ts';
 import {
   appPath,
-  type EventHubsStores,
+  eventHubsStoresFor,
   eventsLogged,
   readLog,
   startEsmHostOnEventHubs,
-  startEventHubsStores,
 } from './test/helpers.ts';
 
 const data = testDataDir();
 const logFile = join(data.dir, 'logs', 'functions.jsonl');
 let host: ComponentUnderTest | undefined;
-let stores: EventHubsStores;
-
-beforeAll(async () => {
-  stores = await startEventHubsStores(data.dir);
-});
-
-afterAll(async () => {
-  await host?.stop();
-  await stores?.stop();
-  data.remove();
-});
+const stores = eventHubsStoresFor(data, () => host);
 
 it('starts a partition without a checkpoint at its end with FromEnd: an event sent before is not run', async () => {
-  await stores.producer.sendBatch([{ body: 'before' }], { partitionId: '0' });
+  await stores().producer.sendBatch([{ body: 'before' }], { partitionId: '0' });
   // The test app, with FromEnd, beside the project's packages.
   const appDir = join(data.dir, 'app-from-end');
   cpSync(appPath('app-esm'), appDir, { recursive: true });
@@ -45,14 +34,14 @@ it('starts a partition without a checkpoint at its end with FromEnd: an event se
       extensions: { http: { routePrefix: '' }, eventHubs: { initialOffsetOptions: { type: 'FromEnd' } } },
     }),
   );
-  host = await startEsmHostOnEventHubs(stores, data.dir, logFile, 'oneAtATime', appDir);
+  host = await startEsmHostOnEventHubs(stores(), data.dir, logFile, 'oneAtATime', appDir);
   // Events sent before the partition's receiver opens are behind its end too: one a second until one runs.
   let sent = 0;
   await waitFor(
     'an event sent after the receiver opened',
     () => readLog(logFile).some((e) => e.message.startsWith('message "after-')),
     30_000,
-    () => stores.producer.sendBatch([{ body: `after-${++sent}` }], { partitionId: '0' }),
+    () => stores().producer.sendBatch([{ body: `after-${++sent}` }], { partitionId: '0' }),
   );
   // From the start, the partition's first event would have run first.
   expect(eventsLogged(logFile, 'before')).toEqual([]);

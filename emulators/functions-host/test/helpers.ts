@@ -10,6 +10,7 @@ import {
   earliestEventPosition,
 } from '@azure/event-hubs';
 import { BlobServiceClient } from '@azure/storage-blob';
+import { afterAll, beforeAll } from 'vitest';
 import { repositoryRoot } from '../../core/apps.ts';
 import { waitFor } from '../../core/testing.ts';
 import { type ComponentUnderTest, startComponent } from '../../stack/test-support.ts';
@@ -76,6 +77,26 @@ export async function startEventHubsStores(dataDir: string): Promise<EventHubsSt
       await blob.stop();
     },
   };
+}
+
+/**
+ * A suite's Event Hubs stores, started before its tests; after them go its host (the one `host()` gives,
+ * first: it releases its partitions there), the stores and the data folder. Gives the stores' getter.
+ */
+export function eventHubsStoresFor(
+  data: { dir: string; remove(): void },
+  host: () => ComponentUnderTest | undefined,
+): () => EventHubsStores {
+  let stores: EventHubsStores | undefined;
+  beforeAll(async () => {
+    stores = await startEventHubsStores(data.dir);
+  });
+  afterAll(async () => {
+    await host()?.stop();
+    await stores?.stop();
+    data.remove();
+  });
+  return () => stores as EventHubsStores;
 }
 
 /**

@@ -70,10 +70,6 @@ export class HeldEvents {
     });
   }
 
-  get closed(): boolean {
-    return this.#closed;
-  }
-
   #startWait() {
     const { clock, maxWaitTimeMs, checkpointedAt } = this.options;
     const now = clock.now();

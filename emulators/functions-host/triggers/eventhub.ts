@@ -187,6 +187,18 @@ async function checkpointedAt(
   return properties?.lastModified && clock.toStackTime(properties.lastModified.getTime());
 }
 
+/** One claim of a partition: the extension's PartitionProcessor, made anew each time a partition is claimed. */
+interface Claim {
+  context: PartitionContext;
+  /** Stopped when the claim ends: ends retry waits, and no more runs nor checkpoints. */
+  ended: Pauses;
+  /** Batches run in this claim: the checkpoint frequency counts them, as the extension's _batchCounter. */
+  batches: number;
+  /** The batch under way (settled). */
+  busy: Promise<void>;
+  held?: HeldEvents;
+}
+
 async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBinding): Promise<Listener> {
   const { minBatchSize, maxBatchSize, maxWaitTimeMs } = host.config.eventHubs;
   await blobService(host.settings, undefined).getContainerClient(CHECKPOINT_CONTAINER).createIfNotExists();
@@ -194,7 +206,6 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   await abandonOwnership(consumer);
   const { client } = consumer;
   const { checkpointFrequency } = host.config.eventHubs;
-  const batches = new Map<string, number>();
   // The processor retries by itself through an outage of Event Hubs or of the checkpoint store, and
   // resumes each partition after its checkpoint: the host logs each error and the first sign of recovery.
   const outage = new Outage({
@@ -220,12 +231,13 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
         ? { enqueuedOn: offset.enqueuedOn }
         : earliestEventPosition;
   const stopping = new AbortController();
-  const retries = new Pauses();
   /** minEventBatchSize above 1 holds a partition's events for functions taking many (HeldEvents). */
   const holding = trigger.cardinality !== 'one' && minBatchSize > 1;
-  const held = new Map<string, HeldEvents>();
+  /** The partitions read here, one claim each (the SDK's context is one object per claim). */
+  const claims = new Map<PartitionContext, Claim>();
   /** Runs a batch (each event in turn for cardinality one), then checkpoints every `checkpointFrequency` batches. */
-  const run = async (events: ReceivedEventData[], context: PartitionContext, closed = () => false) => {
+  const run = async (events: ReceivedEventData[], claim: Claim) => {
+    const { context, ended } = claim;
     const partition = {
       ConsumerGroup: context.consumerGroup,
       EventHubName: context.eventHubName,
@@ -233,18 +245,20 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
       PartitionId: context.partitionId,
     };
     const groups = trigger.cardinality === 'one' ? events.map((event) => [event]) : [events];
-    for (const group of groups)
-      await invokeWithRetries(host, fn, eventsInput(trigger, group, partition), retries);
-    // Retries cut short by the stop, or a partition no longer processed here: no checkpoint, the batch is
-    // delivered again (at least once).
-    if (retries.stopped || closed()) return;
-    const count = (batches.get(context.partitionId) ?? 0) + 1;
-    batches.set(context.partitionId, count);
+    for (const group of groups) {
+      // As the extension's single dispatch: once the claim ends, the batch's next events are not run.
+      if (ended.stopped) break;
+      await invokeWithRetries(host, fn, eventsInput(trigger, group, partition), ended);
+    }
+    // Retries or events cut short by the claim's end: no checkpoint, the batch is delivered again (at
+    // least once).
+    if (ended.stopped) return;
+    claim.batches++;
     const last = events.at(-1);
     // A checkpoint that cannot be saved (storage down) must not end the partition's receiver: the
     // SDK would restart it from the last saved checkpoint and run those events again. The next
     // batch's checkpoint covers this one.
-    if (last && count % checkpointFrequency === 0)
+    if (last && claim.batches % checkpointFrequency === 0)
       await context.updateCheckpoint(last).then(
         () => checkpoints.recovered(),
         (error: Error) => checkpoints.failed(new Error(`partition ${context.partitionId}: ${error.message}`)),
@@ -255,34 +269,49 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
     client.subscribe(
       {
         async processInitialize(context: PartitionContext) {
+          // Before any await: the SDK sends no events before this ends, but it swallows its errors.
+          const claim: Claim = { context, ended: new Pauses(), batches: 0, busy: Promise.resolve() };
+          claims.set(context, claim);
           if (!holding) return;
           const say = (level: 'debug' | 'error', message: string) =>
             host.logs.host(
               level,
               `Event Hubs 'Functions.${fn.name}' partition ${context.partitionId}: ${message}`,
             );
-          const partition: HeldEvents = new HeldEvents({
+          claim.held = new HeldEvents({
             minBatchSize,
             maxBatchSize,
             maxWaitTimeMs,
             clock: host.clock,
             checkpointedAt: await checkpointedAt(consumer, context, host.clock),
-            run: (events) => run(events, context, () => partition.closed),
+            run: (events) => run(events, claim),
             log: (message) => say('debug', message),
             failed: (error) => say('error', error.message),
           });
-          held.set(context.partitionId, partition);
         },
-        async processClose(_reason: CloseReason, context: PartitionContext) {
-          const partition = held.get(context.partitionId);
-          held.delete(context.partitionId);
-          await partition?.close();
+        /**
+         * The claim ends (a stop, or the partition lost): as the extension cancels the invocation's token,
+         * nothing more runs and nothing is checkpointed; the batch under way is awaited, as the processor
+         * awaits it before it closes the partition.
+         */
+        async processClose(reason: CloseReason, context: PartitionContext) {
+          const claim = claims.get(context);
+          claims.delete(context);
+          host.logs.host(
+            'debug',
+            `Event Hubs 'Functions.${fn.name}' partition ${context.partitionId}: CloseAsync, ${reason}`,
+          );
+          claim?.ended.stop();
+          await claim?.busy;
+          await claim?.held?.close();
         },
         async processEvents(events: ReceivedEventData[], context: PartitionContext) {
           outage.recovered();
-          if (events.length === 0) return;
-          const partition = held.get(context.partitionId);
-          await (partition ? partition.receive(events) : run(events, context));
+          const claim = claims.get(context);
+          if (events.length === 0 || !claim) return;
+          const work = claim.held ? claim.held.receive(events) : run(events, claim);
+          claim.busy = work.catch(() => {});
+          await work;
         },
         async processError(error: Error, context: PartitionContext) {
           const reason = eventHubsErrorText(error);
@@ -339,7 +368,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   return {
     async stop() {
       stopping.abort();
-      retries.stop();
+      for (const claim of claims.values()) claim.ended.stop();
       await restarting;
       await subscription.close();
       await client.close();

@@ -1,0 +1,75 @@
+/**
+ * The Event Hubs trigger at the end of a partition's claim, as the extension's PartitionProcessor meets
+ * it, fed by the official producer: a stop lets the run under way end but runs none of the batch's other
+ * events and checkpoints nothing.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { testDataDir, waitFor } from '../core/testing.ts';
+import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
+import { appPath, eventHubsStoresFor, readLog } from './test/helpers.ts';
+
+const data = testDataDir();
+const logFile = join(data.dir, 'logs', 'functions.jsonl');
+const releaseFile = join(data.dir, 'release');
+let host: ComponentUnderTest | undefined;
+const stores = eventHubsStoresFor(data, () => host);
+
+/** The app's function `fn` alone (both read the one consumer group). */
+function startHost(fn: 'one' | 'many') {
+  return startComponent(
+    'functions',
+    {
+      port: 0,
+      appDir: appPath('app-eventhub-close'),
+      logFile,
+      settings: {
+        AzureWebJobsStorage: stores().blob.endpoints.connectionString as string,
+        StreamHubConnection: stores().eventHubs.endpoints.connectionString as string,
+        RELEASE_FILE: releaseFile,
+        [`AzureWebJobs.${fn === 'one' ? 'many' : 'one'}.Disabled`]: 'true',
+      },
+    },
+    data.dir,
+  );
+}
+
+const logged = (start: string) => readLog(logFile).filter((e) => e.message.startsWith(start));
+const closed = (partition: string, reason: string) =>
+  logged(`Event Hubs 'Functions.`).filter((e) =>
+    e.message.endsWith(`partition ${partition}: CloseAsync, ${reason}`),
+  );
+async function checkpointed(partition: string): Promise<number | undefined> {
+  const blob = stores()
+    .storage.getContainerClient('azure-webjobs-eventhub')
+    .getBlobClient(`127.0.0.1/taskevents/$default/checkpoint/${partition}`);
+  if (!(await blob.exists())) return undefined;
+  return Number((await blob.getProperties()).metadata?.sequencenumber);
+}
+const send = (partitionId: string, ...bodies: string[]) =>
+  stores().producer.sendBatch(
+    bodies.map((body) => ({ body })),
+    { partitionId },
+  );
+
+it('lets the run under way end at a stop, runs none of its batch after it and checkpoints nothing', async () => {
+  host = await startHost('one');
+  const stopping = host;
+  await send('0', 'hold-1', 's-2', 's-3');
+  await waitFor('hold-1 running', () => logged('started hold-1').length === 1, 30_000);
+  const stopped = stopping.stop();
+  await waitFor('the claim of partition 0 ended', () => closed('0', 'Shutdown').length > 0, 20_000);
+  writeFileSync(releaseFile, '');
+  await stopped;
+  // The stop waited for the run, within its grace.
+  expect(logged('finished hold-1')).toHaveLength(1);
+  expect(stopping.output.join('\n')).not.toContain('did not stop within');
+  expect(logged('started s-')).toEqual([]);
+  expect(await checkpointed('0')).toBeUndefined();
+  // Nothing was checkpointed: the next start runs the whole batch again (at least once).
+  host = await startHost('one');
+  await waitFor('s-3', () => logged('finished s-3').length === 1, 30_000);
+  expect(logged('started hold-1')).toHaveLength(2);
+  expect(logged('started s-2')).toHaveLength(1);
+}, 120_000);
