@@ -322,7 +322,10 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
           // storage is down too, the ownership simply expires.
           if (context.partitionId && !(error as { retryable?: boolean }).retryable) {
             await abandonOwnership(consumer, context.partitionId).catch(() => {});
-            restartOnceHubAnswers();
+            // Another reader took the partition (the SDK closes it as OwnershipLost): the hub answers, so
+            // load balancing claims it again if it is free; the other partitions read on, as the
+            // extension's processor stops only the partition it lost.
+            if ((error as { code?: string }).code !== 'ReceiverDisconnectedError') restartOnceHubAnswers();
           }
         },
       },
