@@ -10,6 +10,8 @@
  * else is refused when the policy is loaded (a dry run over a sample context checks every member).
  */
 
+import type { LastError } from './errors.ts';
+
 export type Value = string | number | boolean | null | Model | ((...args: Value[]) => Value);
 export interface Model {
   [member: string]: Value;
@@ -108,7 +110,9 @@ function parse(source: string): Node {
 }
 
 function member(target: Value, name: string): Value {
-  if (target === null || typeof target !== 'object' || !Object.hasOwn(target, name))
+  // What .NET says of a member read on null (context.LastError outside on-error, context.Api unmatched).
+  if (target === null) throw new ExpressionError('Object reference not set to an instance of an object.');
+  if (typeof target !== 'object' || !Object.hasOwn(target, name))
     throw new ExpressionError(`unknown member ${name}`);
   return target[name] as Value;
 }
@@ -181,11 +185,23 @@ export interface ExpressionFacts {
   operation?: { name: string; method: string; urlTemplate: string };
   variables: Map<string, string>;
   responseStatus?: number;
+  /** Set in on-error only: `context.LastError` is null before. */
+  lastError?: LastError;
 }
 
 const lookup = (get: (name: string) => string | undefined) => ({
   GetValueOrDefault: (name: Value, fallback: Value = null) => get(text(name)) ?? fallback,
   ContainsKey: (name: Value) => get(text(name)) !== undefined,
+});
+
+const lastError = (error: LastError): Model => ({
+  Source: error.source,
+  Reason: error.reason,
+  Message: error.message,
+  Scope: error.scope ?? null,
+  Section: error.section ?? null,
+  Path: error.path ?? null,
+  PolicyId: error.policyId ?? null,
 });
 
 /** The `context` object of APIM's expressions, as far as this subset goes. */
@@ -230,6 +246,7 @@ export function expressionContext(facts: ExpressionFacts): Model {
       },
     },
     Response: facts.responseStatus === undefined ? null : { StatusCode: facts.responseStatus },
+    LastError: facts.lastError ? lastError(facts.lastError) : null,
   };
 }
 
@@ -244,6 +261,7 @@ const SAMPLE: Model = {
     operation: { name: '', method: '', urlTemplate: '' },
     variables: new Map(),
     responseStatus: 200,
+    lastError: { source: '', reason: '', message: '', scope: '', section: '', path: '', policyId: '' },
   }),
   Variables: { ...lookup(() => ''), '[]': () => '' },
 };

@@ -47,3 +47,14 @@ export function createJwtValidator() {
   };
 }
 export type JwtValidator = ReturnType<typeof createJwtValidator>;
+
+/** APIM's LastError.Reason for a token it refuses (its error-handling reference's validate-jwt rows). */
+export function refusalReason(error: unknown): string {
+  const { code, claim } = error as { code?: string; claim?: string };
+  if (code === 'ERR_JWT_EXPIRED') return 'TokenExpired';
+  if (code === 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED') return 'TokenSignatureInvalid';
+  if (code === 'ERR_JWKS_NO_MATCHING_KEY') return 'TokenSignatureKeyNotFound';
+  if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED' && claim === 'aud') return 'TokenAudienceNotAllowed';
+  if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED' && claim === 'iss') return 'TokenIssuerNotAllowed';
+  return 'JwtInvalid';
+}

@@ -7,16 +7,19 @@ import type { Readable } from 'node:stream';
 import type { Api, Operation } from './artifacts.ts';
 import {
   apimError,
-  backendFailed,
+  backendError,
+  expressionFailed,
   type GatewayAnswer,
+  type GatewayError,
   JWT_INVALID,
   JWT_MISSING,
+  type LastError,
   quotaExceeded,
   rateLimited,
 } from './errors.ts';
 import { expressionContext, type Model, type Template } from './expressions.ts';
 import { BackendError, callBackend, endToEnd } from './forward.ts';
-import type { JwtValidator } from './jwt.ts';
+import { type JwtValidator, refusalReason } from './jwt.ts';
 import type { Limits } from './limits.ts';
 import { period, positive, type Section, type SetValue, type Step } from './policies.ts';
 import { Query } from './query.ts';
@@ -54,6 +57,8 @@ export interface Exchange {
   /** The quota-by-key counters this request has counted in (each counts it once). */
   quotaKeys: Set<string>;
   response?: GatewayResponse;
+  /** What failed, for on-error's context.LastError (null to expressions before). */
+  lastError?: LastError;
   trace: Trace;
 }
 
@@ -70,9 +75,9 @@ export const isPreflight = (req: IncomingMessage) =>
 class Final {
   constructor(readonly answer: GatewayAnswer) {}
 }
-/** A policy or the backend failed: on-error runs with this as the response. */
+/** A policy or the backend failed: on-error runs with this as the response and LastError. */
 class Failure {
-  constructor(readonly answer: GatewayAnswer) {}
+  constructor(readonly failed: GatewayError) {}
 }
 
 export async function runPipeline(
@@ -87,16 +92,9 @@ export async function runPipeline(
     await runSection(pipeline.outbound, 'outbound', ex, deps);
     return ex.response as GatewayResponse;
   } catch (outcome) {
+    // Sections and the backend call end only so (runSection turns any other error into a Failure).
     if (outcome instanceof Final) return outcome.answer;
-    if (!(outcome instanceof Failure))
-      ex.trace.add('gateway', `policy failed: ${(outcome as Error).message}`);
-    // Anything else that failed is APIM's generic 500.
-    return runOnError(
-      ex,
-      pipeline,
-      deps,
-      outcome instanceof Failure ? outcome.answer : backendFailed(ex.requestId),
-    );
+    return runOnError(ex, pipeline, deps, (outcome as Failure).failed);
   }
 }
 
@@ -108,14 +106,15 @@ export async function runOnError(
   ex: Exchange,
   pipeline: Pipeline,
   deps: PipelineDeps,
-  answer: GatewayResponse,
+  { answer, error }: GatewayError,
 ): Promise<GatewayResponse> {
   ex.response = answer;
+  ex.lastError = error;
   try {
     await runSection(pipeline['on-error'], 'on-error', ex, deps);
   } catch (inner) {
-    if (inner instanceof Final || inner instanceof Failure) return inner.answer;
-    ex.trace.add('on-error', `failed: ${(inner as Error).message}`);
+    // A policy failing in on-error leaves the answer as it stands (the trace tells why).
+    if (inner instanceof Final) return inner.answer;
   }
   return ex.response;
 }
@@ -139,6 +138,7 @@ const context = (ex: Exchange): Model =>
     },
     variables: ex.variables,
     responseStatus: ex.response?.status,
+    lastError: ex.lastError,
   });
 
 function applySet(target: Headers | Query, set: SetValue, ex: Exchange): string {
@@ -161,7 +161,21 @@ function applySet(target: Headers | Query, set: SetValue, ex: Exchange): string 
 }
 
 async function runSection(steps: Step[], section: Section, ex: Exchange, deps: PipelineDeps): Promise<void> {
-  for (const step of steps) await runStep(step, section, ex, deps);
+  for (const step of steps) {
+    try {
+      await runStep(step, section, ex, deps);
+    } catch (outcome) {
+      if (outcome instanceof Final) throw outcome;
+      // Anything else a policy fails with is an expression or its value: APIM's generic 500.
+      const why = (outcome as Error).message;
+      if (!(outcome instanceof Failure)) ex.trace.add(`${section} ${step.policy}`, `failed: ${why}`);
+      const failed =
+        outcome instanceof Failure ? outcome.failed : expressionFailed(ex.requestId, step.policy, why);
+      // LastError says where: the policy's scope, section and id.
+      const { answer, error } = failed;
+      throw new Failure({ answer, error: { ...error, scope: step.scope, section, policyId: step.id } });
+    }
+  }
 }
 
 async function runStep(step: Step, section: Section, ex: Exchange, deps: PipelineDeps): Promise<void> {
@@ -214,11 +228,11 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
       }
       const wait = decision.retryAfterSeconds;
       note(`${subject}: over ${calls} calls in ${periodSeconds} s, refused (retry in ${wait} s)`);
-      if (quota) throw new Failure(quotaExceeded(wait));
+      if (quota) throw new Failure(quotaExceeded(step.policy, wait));
       if (step.remainingHeader) ex.answerHeaders[step.remainingHeader.toLowerCase()] = '0';
       // retry-after-header-name replaces Retry-After rather than adding to it.
       const retryAfter = (step.retryAfterHeader ?? 'Retry-After').toLowerCase();
-      throw new Failure(rateLimited(wait, { [retryAfter]: String(wait) }));
+      throw new Failure(rateLimited(step.policy, wait, { [retryAfter]: String(wait) }));
     }
     case 'rewrite-uri':
       return note(rewrite(ex, step.template, step.copyUnmatched));
@@ -261,19 +275,24 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
       });
     }
     case 'validate-jwt': {
-      const refuse = (why: string, fallback = JWT_INVALID): never => {
+      const refuse = (why: string, reason: string, fallback = JWT_INVALID): never => {
         note(`refused: ${why}`);
-        throw new Failure(apimError(step.failStatus, step.failMessage ?? fallback));
+        const message = step.failMessage ?? fallback;
+        throw new Failure({
+          answer: apimError(step.failStatus, message),
+          error: { source: 'validate-jwt', reason, message },
+        });
       };
       const raw = ex.req.headers[step.headerName.toLowerCase()];
-      if (typeof raw !== 'string' || raw === '') return refuse(`no ${step.headerName} header`, JWT_MISSING);
+      if (typeof raw !== 'string' || raw === '')
+        return refuse(`no ${step.headerName} header`, 'TokenNotPresent', JWT_MISSING);
       const [scheme, token] = raw.includes(' ') ? raw.split(/\s+/, 2) : [undefined, raw];
       if (step.scheme && scheme?.toLowerCase() !== step.scheme.toLowerCase())
-        return refuse(`not a ${step.scheme} token`);
+        return refuse(`not a ${step.scheme} token`, 'JwtInvalid');
       try {
         await deps.validateJwt(token as string, step);
       } catch (error) {
-        return refuse((error as Error).message);
+        return refuse((error as Error).message, refusalReason(error));
       }
       return note('token valid');
     }
@@ -373,6 +392,7 @@ async function forward(ex: Exchange, timeoutSeconds: number, source: string): Pr
       source,
       `${ex.req.method} ${redact(url)} failed after ${Math.round(performance.now() - started)} ms: ${reason}: ${failed.message}`,
     );
-    throw new Failure(backendFailed(ex.requestId));
+    const { answer, error: lastError } = backendError(ex.requestId, failed.kind === 'timeout');
+    throw new Failure({ answer, error: { ...lastError, section: 'backend' } });
   }
 }

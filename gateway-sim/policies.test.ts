@@ -527,12 +527,20 @@ describe('gateway: backend down or slow', () => {
       functionApp: gone.url,
       webApp: `http://${LOOPBACK}:${port}`,
       prepare: (dir) =>
-        editArtifact(dir, 'policies/global.xml', (text) => text.replace('timeout="30"', 'timeout="1"')),
+        editArtifact(dir, 'policies/global.xml', (text) =>
+          text
+            .replace('timeout="30"', 'timeout="1"')
+            .replace(
+              '<on-error />',
+              '<on-error><set-header name="x-reason" exists-action="override"><value>@(context.LastError.Reason)</value></set-header></on-error>',
+            ),
+        ),
     });
     try {
       const key = (await gw.keys('task-manager-all-apis')).primaryKey;
       const down = await fetch(`${gw.url}/functions/managetask`, { method: 'POST', headers: { [KEY]: key } });
       expect(down.status).toBe(500);
+      expect(down.headers.get('x-reason')).toBe('BackendConnectionFailure');
       expect(await down.text()).toMatch(
         /^\{ "statusCode": 500, "message": "Internal server error", "activityId": "[0-9a-f-]{36}" \}$/,
       );
@@ -540,12 +548,13 @@ describe('gateway: backend down or slow', () => {
       const logged = gw.logs.length;
       const slow = await fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: key } });
       expect(slow.status).toBe(500);
+      expect(slow.headers.get('x-reason')).toBe('Timeout');
       expect(await slow.text()).toMatch(
         /^\{ "statusCode": 500, "message": "Internal server error", "activityId": "[0-9a-f-]{36}" \}$/,
       );
       // Bounds only a hang: the timeout is 1 s.
       expect(Date.now() - started).toBeLessThan(15_000);
-      // The trace tells the two apart, as APIM's context.LastError.Reason does.
+      // The trace tells the two apart too.
       expect(gw.logs.slice(logged).join('\n')).toContain('Timeout: no answer within 1 s');
       expect(gw.logs.join('\n')).toContain('BackendConnectionFailure: ');
     } finally {

@@ -14,6 +14,9 @@ export type Section = (typeof SECTIONS)[number];
 interface At {
   file: string;
   line: number;
+  /** For LastError: the kind of scope the policy sits in (global, product, api, operation), its `id`. */
+  scope: string;
+  id?: string;
 }
 
 /** A number attribute, or (where APIM allows it) an expression whose value each call checks. */
@@ -125,8 +128,11 @@ export function compileSection(
       fail(
         `not allowed at ${kind} scope (APIM takes it at ${scopes.join(', ').replace(/, (?=\w+$)/, ' or ')} scope)`,
       );
+    // Every policy takes an optional id (APIM: LastError.PolicyId names it).
+    const { id, ...others } = element.attributes;
+    const at = { file, line: element.line, scope: kind.toLowerCase(), id };
     try {
-      return compileStep(element, { file, line: element.line }, `${scope}#${index}`, fail);
+      return compileStep({ ...element, attributes: others }, at, `${scope}#${index}`, fail);
     } catch (error) {
       if (error instanceof ExpressionError) return fail(`expression: ${error.message}`);
       throw error;

@@ -7,6 +7,7 @@ import type { Api, GatewayConfig, Operation } from './artifacts.ts';
 import { discardBody } from './continue.ts';
 import {
   type GatewayAnswer,
+  type GatewayError,
   INVALID_KEY,
   keyRefused,
   MISSING_KEY,
@@ -107,11 +108,7 @@ export function gatewayHandler(options: RoutesOptions) {
 
   // The key stays in the request (header or query) and reaches the backend, as with APIM, unless a
   // policy removes it.
-  function checkKey(
-    api: Api,
-    key: string | null,
-    trace: Trace,
-  ): { refusal?: GatewayAnswer; caller?: Caller } {
+  function checkKey(api: Api, key: string | null, trace: Trace): { refusal?: GatewayError; caller?: Caller } {
     const refuse = (message: string) => ({
       refusal: keyRefused(message, `${origin}/${api.path}`, api.keyHeader),
     });
@@ -198,8 +195,8 @@ export function gatewayHandler(options: RoutesOptions) {
     };
     // APIM's own errors (OperationNotFound, SubscriptionKeyNotFound / Invalid) go through on-error too,
     // of the scopes known at that point.
-    const fail = async (answer: GatewayAnswer, scopes: Pipeline) =>
-      finish(await runOnError(exchange, scopes, options, answer), exchange.answerHeaders);
+    const fail = async (failed: GatewayError, scopes: Pipeline) =>
+      finish(await runOnError(exchange, scopes, options, failed), exchange.answerHeaders);
     if (!matchedApi || !matched) {
       trace.add(
         'routing',

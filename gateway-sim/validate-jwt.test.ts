@@ -59,6 +59,19 @@ describe('gateway: OAuth 2.0 on managetask (EntraID attached; validate-jwt opt-i
     return ((await response.json()) as { access_token: string }).access_token;
   }
 
+  /** A gateway of its own, validate-jwt on, its artifacts further edited by `edit`. */
+  const optedIn = (edit: (dir: string) => void) =>
+    startGateway({
+      functionApp: backend.url,
+      webApp: backend.url,
+      namedValues: { AuthUrl: provider.endpoints.authority as string, EntraClientId: apiClientId },
+      context,
+      prepare: (dir) => {
+        optIn(dir);
+        edit(dir);
+      },
+    });
+
   const call = async (gw: TestGateway, token?: string) => {
     const headers: Record<string, string> = { [KEY]: (await gw.keys('task-manager-all-apis')).primaryKey };
     if (token) headers.authorization = `Bearer ${token}`;
@@ -162,18 +175,11 @@ describe('gateway: OAuth 2.0 on managetask (EntraID attached; validate-jwt opt-i
   });
 
   it("without failed-validation-error-message, APIM's own texts: no token → JWT not present., a forged one → Invalid JWT.", async () => {
-    const bare = await startGateway({
-      functionApp: backend.url,
-      webApp: backend.url,
-      namedValues: { AuthUrl: provider.endpoints.authority as string, EntraClientId: apiClientId },
-      context,
-      prepare: (dir) => {
-        optIn(dir);
-        editArtifact(dir, 'policy-fragments/validate-entra-token.xml', (text) =>
-          text.replace(/ failed-validation-error-message="[^"]*"/, ''),
-        );
-      },
-    });
+    const bare = await optedIn((dir) =>
+      editArtifact(dir, 'policy-fragments/validate-entra-token.xml', (text) =>
+        text.replace(/ failed-validation-error-message="[^"]*"/, ''),
+      ),
+    );
     try {
       const refused = (message: string) => ({
         status: 401,
@@ -186,6 +192,60 @@ describe('gateway: OAuth 2.0 on managetask (EntraID attached; validate-jwt opt-i
       expect((await call(bare, token)).status).toBe(200);
     } finally {
       await bare.stop();
+    }
+  });
+
+  it("on-error's context.LastError.Reason names each refusal as APIM's error-handling reference does", async () => {
+    const gw = await optedIn((dir) =>
+      editArtifact(dir, 'policies/global.xml', (text) =>
+        text.replace(
+          '<on-error />',
+          '<on-error><set-header name="x-reason" exists-action="override"><value>@(context.LastError.Source + " " + context.LastError.Reason)</value></set-header></on-error>',
+        ),
+      ),
+    );
+    const providerKey = await importJWK(context.secrets.signingKey, 'RS256');
+    const sign = (
+      claims: { iss?: string; aud?: string; iat?: number },
+      key: CryptoKey | KeyObject | Uint8Array = providerKey,
+      kid = context.secrets.signingKey.kid ?? '',
+    ) => {
+      const iat = claims.iat ?? Math.floor(Date.now() / 1000);
+      return new SignJWT({})
+        .setProtectedHeader({ alg: 'RS256', kid })
+        .setIssuer(claims.iss ?? (provider.endpoints.issuer as string))
+        .setAudience(claims.aud ?? apiClientId)
+        .setIssuedAt(iat)
+        .setExpirationTime(iat + 3600)
+        .sign(key);
+    };
+    const reason = async (token?: string) => {
+      const headers: Record<string, string> = { [KEY]: (await gw.keys('task-manager-all-apis')).primaryKey };
+      if (token) headers.authorization = `Bearer ${token}`;
+      const response = await fetch(`${gw.url}/functions/managetask`, { method: 'POST', headers, body: '{}' });
+      expect(await response.text()).toBe(UNAUTHORIZED);
+      return response.headers.get('x-reason');
+    };
+    try {
+      const valid = await sign({});
+      const { privateKey } = await generateKeyPair('RS256');
+      expect(await reason()).toBe('validate-jwt TokenNotPresent');
+      expect(await reason(`${valid.slice(0, -4)}AAAA`)).toBe('validate-jwt TokenSignatureInvalid');
+      expect(await reason(await sign({}, privateKey, 'foreign-key'))).toBe(
+        'validate-jwt TokenSignatureKeyNotFound',
+      );
+      expect(await reason(await sign({ iss: 'https://login.example.com/other/v2.0' }))).toBe(
+        'validate-jwt TokenIssuerNotAllowed',
+      );
+      expect(await reason(await sign({ aud: 'api://some-other-api' }))).toBe(
+        'validate-jwt TokenAudienceNotAllowed',
+      );
+      expect(await reason(await sign({ iat: Math.floor(Date.now() / 1000) - 7200 }))).toBe(
+        'validate-jwt TokenExpired',
+      );
+      expect(await reason('not-a-jwt')).toBe('validate-jwt JwtInvalid');
+    } finally {
+      await gw.stop();
     }
   });
 });
