@@ -113,18 +113,19 @@ export function rateLimited(source: string, seconds: number, headers: Record<str
 }
 
 /**
- * quota used up: APIM's 403 with the wait as .NET's TimeSpan prints it, `[d.]hh:mm:ss` (APIM's error
+ * quota used up (its calls, or its bandwidth: `Out of bandwidth quota.`): APIM's 403 with the wait as .NET's TimeSpan prints it, `[d.]hh:mm:ss` (APIM's error
  * reference: `xx:xx:xx`; answers of APIM itself with days: `5.03:23:11`, azure-docs#16282), and Retry-After.
  */
-export function quotaExceeded(source: string, seconds: number) {
+export function quotaExceeded(source: string, seconds: number, bandwidth = false) {
+  const what = bandwidth ? 'bandwidth' : 'call volume';
   const refused = (message: string, headers: Record<string, string> = {}) =>
     policyError(source, 'QuotaExceeded', message, apimError(403, message, headers));
   // A lifetime quota (renewal-period 0) is never replenished: there is no wait to tell.
-  if (seconds === Infinity) return refused('Out of call volume quota.');
+  if (seconds === Infinity) return refused(`Out of ${what} quota.`);
   const days = Math.floor(seconds / 86400);
   const time = new Date((seconds % 86400) * 1000).toISOString().slice(11, 19);
   const wait = days ? `${days}.${time}` : time;
-  return refused(`Out of call volume quota. Quota will be replenished in ${wait}.`, {
+  return refused(`Out of ${what} quota. Quota will be replenished in ${wait}.`, {
     'retry-after': String(seconds),
   });
 }

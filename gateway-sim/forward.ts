@@ -56,6 +56,8 @@ export function callBackend(options: {
   headers: OutgoingHttpHeaders;
   body: IncomingMessage;
   timeoutMs: number;
+  /** Told of each chunk of the request body as it goes on (bandwidth quotas count them). */
+  onBodyBytes?: (bytes: number) => void;
 }): Promise<IncomingMessage> {
   const { url, timeoutMs } = options;
   const protocol = url.protocol as keyof typeof agents;
@@ -91,7 +93,11 @@ export function callBackend(options: {
         reject(error instanceof BackendError ? error : new BackendError('unreachable', error.message));
       });
       if (again) request.end();
-      else body.pipe(request);
+      else {
+        // Attached with the pipe, in the same tick: no chunk flows before both listen.
+        if (options.onBodyBytes) body.on('data', (chunk: Buffer) => options.onBodyBytes?.(chunk.length));
+        body.pipe(request);
+      }
     };
     const timer = setTimeout(() => {
       outgoing.destroy(new BackendError('timeout', `no answer within ${timeoutMs / 1000} s`));

@@ -5,7 +5,18 @@
  */
 import type { StackClock } from '../emulators/core/clock.ts';
 
-export type Decision = { allowed: true; remaining: number } | { allowed: false; retryAfterSeconds: number };
+export type Decision =
+  | {
+      allowed: true;
+      remaining: number;
+      /** A bandwidth quota's: counts body bytes of this call, as they pass, into the call's period. */
+      countBytes?: (bytes: number) => void;
+    }
+  | {
+      allowed: false;
+      retryAfterSeconds: number /** the bandwidth, not the calls, is used up */;
+      bandwidth?: boolean;
+    };
 
 /** Every this many checks, counters whose period has passed are dropped (by-key counters are unbounded). */
 const SWEEP_EVERY = 1000;
@@ -14,7 +25,7 @@ export function createLimits(clock: StackClock) {
   /** Sliding windows: the stack times of the calls let through (oldest first), per counter. */
   const windows = new Map<string, { times: number[]; period: number }>();
   /** Fixed quota periods: start and count, per counter. */
-  const quotas = new Map<string, { start: number; count: number; period: number }>();
+  const quotas = new Map<string, { start: number; count: number; bytes: number; period: number }>();
   let checks = 0;
   const sweep = (now: number) => {
     if (++checks % SWEEP_EVERY) return;
@@ -51,19 +62,40 @@ export function createLimits(clock: StackClock) {
      * quota(-by-key): at most `calls` per fixed period, laid end to end from `anchor` (stack ms: the
      * subscription's start, or quota-by-key's first-period-start); 0 s is one endless period. A call
      * `counted` already (by another policy of the same key in this request) is checked, not counted again.
+     * With `kilobytes`, a call passes while the period's bytes are under them; its own are counted as they
+     * pass (they are not known before), so the call that uses the last kilobyte up may go past it.
      */
-    quota(counter: string, calls: number, periodSeconds: number, anchor: number, counted = false): Decision {
+    quota(
+      counter: string,
+      calls: number,
+      periodSeconds: number,
+      anchor: number,
+      counted = false,
+      kilobytes?: number,
+    ): Decision {
       const now = clock.now();
       sweep(now);
       const period = periodSeconds === 0 ? Infinity : periodSeconds * 1000;
       const start = period === Infinity ? anchor : anchor + Math.floor((now - anchor) / period) * period;
       let entry = quotas.get(counter);
-      if (!entry || entry.start !== start) entry = { start, count: 0, period };
+      if (!entry || entry.start !== start) entry = { start, count: 0, bytes: 0, period };
       quotas.set(counter, entry);
-      if (entry.count - (counted ? 1 : 0) >= calls)
-        return { allowed: false, retryAfterSeconds: Math.ceil((entry.start + period - now) / 1000) };
+      const retryAfterSeconds = Math.ceil((entry.start + period - now) / 1000);
+      if (entry.count - (counted ? 1 : 0) >= calls) return { allowed: false, retryAfterSeconds };
+      if (kilobytes !== undefined && entry.bytes >= kilobytes * 1024)
+        return { allowed: false, retryAfterSeconds, bandwidth: true };
       if (!counted) entry.count++;
-      return { allowed: true, remaining: calls - entry.count };
+      const current = entry;
+      return {
+        allowed: true,
+        remaining: calls - entry.count,
+        countBytes:
+          kilobytes === undefined
+            ? undefined
+            : (bytes) => {
+                current.bytes += bytes;
+              },
+      };
     },
     /** How many counters are held (they are dropped once their period has passed). */
     get size() {

@@ -56,6 +56,8 @@ export interface Exchange {
   answerHeaders: Headers;
   /** The quota-by-key counters this request has counted in (each counts it once). */
   quotaKeys: Set<string>;
+  /** Bandwidth quotas this call passed: each counts the body bytes between caller and gateway. */
+  bandwidth: ((bytes: number) => void)[];
   response?: GatewayResponse;
   /** What failed, for on-error's context.LastError (null to expressions before). */
   lastError?: LastError;
@@ -215,11 +217,13 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
             periodSeconds,
             step.firstPeriodStart ?? (ex.caller as Caller).started,
             counted,
+            step.kilobytes,
           )
         : deps.limits.slidingWindow(counter, calls, periodSeconds);
       if (step.policy === 'quota-by-key') ex.quotaKeys.add(counter);
       if (step.totalHeader) ex.answerHeaders[step.totalHeader.toLowerCase()] = String(calls);
       if (decision.allowed) {
+        if (decision.countBytes) ex.bandwidth.push(decision.countBytes);
         if (step.remainingHeader)
           ex.answerHeaders[step.remainingHeader.toLowerCase()] = String(decision.remaining);
         return note(
@@ -228,7 +232,7 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
       }
       const wait = decision.retryAfterSeconds;
       note(`${subject}: over ${calls} calls in ${periodSeconds} s, refused (retry in ${wait} s)`);
-      if (quota) throw new Failure(quotaExceeded(step.policy, wait));
+      if (quota) throw new Failure(quotaExceeded(step.policy, wait, decision.bandwidth));
       if (step.remainingHeader) ex.answerHeaders[step.remainingHeader.toLowerCase()] = '0';
       // retry-after-header-name replaces Retry-After rather than adding to it.
       const retryAfter = (step.retryAfterHeader ?? 'Retry-After').toLowerCase();
@@ -337,6 +341,14 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
   }
 }
 
+/** Counts body bytes between caller and gateway into every bandwidth quota the call passed (none: no counting). */
+export function counter(ex: Exchange): ((bytes: number) => void) | undefined {
+  if (ex.bandwidth.length === 0) return undefined;
+  return (bytes) => {
+    for (const count of ex.bandwidth) count(bytes);
+  };
+}
+
 /** A URL for the trace: query parameter values hidden (a function key may travel as `code`). */
 const redact = (url: URL) => {
   const copy = new URL(url);
@@ -377,6 +389,7 @@ async function forward(ex: Exchange, timeoutSeconds: number, source: string): Pr
       headers: ex.headers,
       body: ex.req,
       timeoutMs: timeoutSeconds * 1000,
+      onBodyBytes: counter(ex),
     });
     ex.trace.add(
       source,

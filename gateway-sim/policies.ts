@@ -45,6 +45,8 @@ export type Step = At &
         retryAfterHeader?: string;
         /** quota-by-key's first-period-start (ms since the epoch): where its periods are laid from. */
         firstPeriodStart?: number;
+        /** quota's bandwidth: kilobytes of request and response bodies per period (calls is then Infinity when absent). */
+        kilobytes?: number;
       }
     | { policy: 'rewrite-uri'; template: string; copyUnmatched: boolean }
     | { policy: 'set-backend-service'; baseUrl: Template }
@@ -247,12 +249,20 @@ function compileStep(element: XmlElement, at: At, counter: string, fail: (reason
         known.push('remaining-calls-header-name', 'total-calls-header-name', 'retry-after-header-name');
       if (byKey) known.push('counter-key');
       if (element.name === 'quota-by-key') known.push('first-period-start');
+      // quota takes calls, bandwidth or both (its reference).
+      if (element.name === 'quota') known.push('bandwidth');
       const a = attributes(
         element,
         fail,
         known,
-        byKey ? ['calls', 'renewal-period', 'counter-key'] : ['calls', 'renewal-period'],
+        byKey ? ['calls', 'renewal-period', 'counter-key'] : ['renewal-period'],
       );
+      if (a.calls === undefined && (element.name !== 'quota' || a.bandwidth === undefined))
+        fail(
+          element.name === 'quota'
+            ? 'attribute calls or bandwidth is required'
+            : 'attribute calls is required',
+        );
       noChildren(element, fail);
       // rate-limit-by-key takes expressions for calls and renewal-period; the others do not.
       const amount = (value: string | undefined, check: (value: string | undefined) => number) =>
@@ -263,7 +273,7 @@ function compileStep(element: XmlElement, at: At, counter: string, fail: (reason
         ...at,
         policy: element.name,
         counter,
-        calls: amount(a.calls, (value) => positive(value, 'calls', fail)),
+        calls: a.calls === undefined ? Infinity : amount(a.calls, (value) => positive(value, 'calls', fail)),
         periodSeconds: amount(a['renewal-period'], (value) => period(element.name, value, fail)),
         counterKey: byKey ? compileValue(a['counter-key'] as string) : undefined,
         remainingHeader: a['remaining-calls-header-name'],
@@ -271,6 +281,7 @@ function compileStep(element: XmlElement, at: At, counter: string, fail: (reason
         retryAfterHeader: a['retry-after-header-name'],
         firstPeriodStart:
           element.name === 'quota-by-key' ? periodStart(a['first-period-start'], fail) : undefined,
+        kilobytes: a.bandwidth === undefined ? undefined : positive(a.bandwidth, 'bandwidth', fail),
       };
     }
     case 'rewrite-uri': {

@@ -42,8 +42,13 @@ async function gatewayWith(policies: string, subscription = 'task-manager-all-ap
     await backend.close();
   };
   const key = (await gw.keys(subscription)).primaryKey;
-  const call = async (client = 'a') => {
-    const response = await fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: key, 'x-client': client } });
+  /** Get Tasks (or, with a body, Create Task: the backend echoes the body). */
+  const call = async (client = 'a', body?: string) => {
+    const response = await fetch(`${gw.url}/web/api/tasks`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { [KEY]: key, 'x-client': client },
+      body,
+    });
     return {
       status: response.status,
       retryAfter: response.headers.get('retry-after'),
@@ -59,19 +64,23 @@ async function gatewayWith(policies: string, subscription = 'task-manager-all-ap
   return { call, moveTo, advance, backend };
 }
 
-const refusal = (wait: string) =>
+const refusal = (wait: string, what: string) =>
   new RegExp(
-    `^\\{ "statusCode": 403, "message": "Out of call volume quota\\. Quota will be replenished in ${wait}\\." \\}$`,
+    `^\\{ "statusCode": 403, "message": "Out of ${what} quota\\. Quota will be replenished in ${wait}\\." \\}$`,
   );
 
-/** A 403 of a used-up quota: its text's wait matches `wait`; Retry-After the same within 20 s below `seconds`. */
+/**
+ * A 403 of a used-up quota (`what`: call volume or bandwidth): its text's wait matches `wait`; Retry-After the
+ * same within 20 s below `seconds`.
+ */
 function expectRefused(
   answer: { status: number; retryAfter: string | null; body: string },
   wait: string,
   seconds: number,
+  what = 'call volume',
 ) {
   expect(answer.status).toBe(403);
-  expect(answer.body).toMatch(refusal(wait));
+  expect(answer.body).toMatch(refusal(wait, what));
   expect(Number(answer.retryAfter)).toBeLessThanOrEqual(seconds);
   expect(Number(answer.retryAfter)).toBeGreaterThan(seconds - 20);
 }
@@ -141,5 +150,32 @@ describe('gateway: quota', () => {
     // Just past the hour: the next period (one counted from the first call would run half an hour more).
     advance(HOUR / 2 + 1_000);
     expect((await call()).status).toBe(200);
+  });
+
+  it('bandwidth: kilobytes (1024 bytes) of request and response bodies between caller and gateway; a call passes while any is left, 403 Out of bandwidth quota once used up', async () => {
+    const { call, advance, backend } = await gatewayWith(
+      '<quota bandwidth="1" renewal-period="3600" />',
+      'task-manager-product',
+    );
+    advance(HOUR / 2);
+    // The backend echoes: each call is 300 bytes up and 300 down. 600, then 1,200 of 1,024 bytes.
+    const body = 'x'.repeat(300);
+    expect((await call('a', body)).status).toBe(200);
+    expect((await call('a', body)).status).toBe(200);
+    expectRefused(await call('a', body), '00:(30:00|29:[0-5]\\d)', 1800, 'bandwidth');
+    expect(backend.seen).toHaveLength(2);
+    // The next period has the whole kilobyte again.
+    advance(HOUR / 2 + 1_000);
+    expect((await call('a', body)).status).toBe(200);
+  });
+
+  it('calls and bandwidth together: whichever is used up first refuses', async () => {
+    const { call } = await gatewayWith(
+      '<quota calls="2" bandwidth="1000" renewal-period="3600" />',
+      'task-manager-product',
+    );
+    expect((await call('a', 'small')).status).toBe(200);
+    expect((await call('a', 'small')).status).toBe(200);
+    expectRefused(await call('a', 'small'), '\\d\\d:\\d\\d:\\d\\d', 3600);
   });
 });

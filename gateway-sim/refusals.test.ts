@@ -164,6 +164,22 @@ describe('gateway: anything malformed or unsupported refuses the start, naming f
     }, 'system/gateway/policies/products/task-manager.xml line 4, <quota>: used only once per policy definition (APIM)');
   });
 
+  it('quota without calls or bandwidth (its reference: either, or both, must be given), or a bandwidth that is no positive whole number', async () => {
+    const quota = (attributes: string) => (dir: string) => {
+      mkdirSync(join(dir, 'policies', 'products'));
+      writeFileSync(
+        join(dir, 'policies', 'products', 'task-manager.xml'),
+        `<policies>\n<inbound>\n<quota ${attributes} />\n</inbound>\n</policies>\n`,
+      );
+    };
+    const at = 'system/gateway/policies/products/task-manager.xml line 3, <quota>: ';
+    await refused(quota('renewal-period="60"'), `${at}attribute calls or bandwidth is required`);
+    await refused(
+      quota('bandwidth="1.5" renewal-period="60"'),
+      `${at}bandwidth must be a positive whole number`,
+    );
+  });
+
   it('an expression outside the safe subset', async () => {
     const withValue = (value: string) => (dir: string) =>
       editArtifact(dir, WEB_POLICY, (text) =>

@@ -16,6 +16,7 @@ import {
 } from './errors.ts';
 import { endToEnd } from './forward.ts';
 import {
+  counter,
   type Exchange,
   type GatewayResponse,
   isPreflight,
@@ -76,14 +77,18 @@ function matchOperation(api: Api, method: string, rest: string, preflight: boole
   return samePath && preflight ? { operation: samePath, params: {} } : undefined;
 }
 
+/** Sends the answer; `counted` is told of its body bytes before they go out (bandwidth quotas). */
 async function send(
   res: ServerResponse,
   response: GatewayResponse | GatewayAnswer,
   extra: Record<string, string | string[]>,
+  counted?: (bytes: number) => void,
 ) {
   const headers = { ...response.headers, ...extra };
   if (typeof response.body === 'string') {
-    headers['content-length'] = String(Buffer.byteLength(response.body));
+    const length = Buffer.byteLength(response.body);
+    counted?.(length);
+    headers['content-length'] = String(length);
     res.writeHead(response.status, headers).end(response.body);
     return;
   }
@@ -99,6 +104,7 @@ async function send(
       if (!body.readableEnded) body.destroy();
       resolve();
     });
+    if (counted) body.on('data', (chunk: Buffer) => counted(chunk.length));
     body.pipe(res);
   });
 }
@@ -165,7 +171,7 @@ export function gatewayHandler(options: RoutesOptions) {
       log(trace.line(response.status));
       traces.keep(trace);
       discardBody(req, res);
-      await send(res, response, { ...more, ...extra });
+      await send(res, response, { ...more, ...extra }, counter(exchange));
     };
 
     const config = options.config();
@@ -191,6 +197,7 @@ export function gatewayHandler(options: RoutesOptions) {
       variables: new Map<string, string>(),
       answerHeaders: {},
       quotaKeys: new Set<string>(),
+      bandwidth: [],
       trace,
     };
     // APIM's own errors (OperationNotFound, SubscriptionKeyNotFound / Invalid) go through on-error too,
