@@ -226,12 +226,16 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
         if (decision.countBytes) ex.bandwidth.push(decision.countBytes);
         if (step.remainingHeader)
           ex.answerHeaders[step.remainingHeader.toLowerCase()] = String(decision.remaining);
-        return note(
-          `${subject}: call ${calls - decision.remaining} of ${calls} in ${periodSeconds} s, passed`,
-        );
+        // A bandwidth-only quota has no call limit (Infinity).
+        const tally =
+          calls === Infinity
+            ? `a call under ${step.kilobytes} KB`
+            : `call ${calls - decision.remaining} of ${calls}`;
+        return note(`${subject}: ${tally} in ${periodSeconds} s, passed`);
       }
       const wait = decision.retryAfterSeconds;
-      note(`${subject}: over ${calls} calls in ${periodSeconds} s, refused (retry in ${wait} s)`);
+      const over = decision.bandwidth ? `${step.kilobytes} KB` : `${calls} calls`;
+      note(`${subject}: over ${over} in ${periodSeconds} s, refused (retry in ${wait} s)`);
       if (quota) throw new Failure(quotaExceeded(step.policy, wait, decision.bandwidth));
       if (step.remainingHeader) ex.answerHeaders[step.remainingHeader.toLowerCase()] = '0';
       // retry-after-header-name replaces Retry-After rather than adding to it.

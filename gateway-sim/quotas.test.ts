@@ -61,7 +61,7 @@ async function gatewayWith(policies: string, subscription = 'task-manager-all-ap
     gw.context.clock.advance(period - (now % period) + offset);
   };
   const advance = (ms: number) => gw.context.clock.advance(ms);
-  return { call, moveTo, advance, backend };
+  return { call, moveTo, advance, backend, logs: gw.logs };
 }
 
 const refusal = (wait: string, what: string) =>
@@ -153,7 +153,7 @@ describe('gateway: quota', () => {
   });
 
   it('bandwidth: kilobytes (1024 bytes) of request and response bodies between caller and gateway; a call passes while any is left, 403 Out of bandwidth quota once used up', async () => {
-    const { call, advance, backend } = await gatewayWith(
+    const { call, advance, backend, logs } = await gatewayWith(
       '<quota bandwidth="1" renewal-period="3600" />',
       'task-manager-product',
     );
@@ -164,6 +164,8 @@ describe('gateway: quota', () => {
     expect((await call('a', body)).status).toBe(200);
     expectRefused(await call('a', body), '00:(30:00|29:[0-5]\\d)', 1800, 'bandwidth');
     expect(backend.seen).toHaveLength(2);
+    // The trace tells what was counted.
+    expect(logs.join('\n')).toMatch(/a call under 1 KB in 3600 s, passed[\s\S]*over 1 KB in 3600 s, refused/);
     // The next period has the whole kilobyte again.
     advance(HOUR / 2 + 1_000);
     expect((await call('a', body)).status).toBe(200);
