@@ -146,7 +146,7 @@ export const backendFailed = (requestId: string) =>
 export const backendError = (requestId: string, timedOut: boolean): GatewayError => ({
   answer: backendFailed(requestId),
   error: timedOut
-    ? { source: 'forward-request', reason: 'Timeout', message: 'Request to the backend service timed out.' }
+    ? { source: 'forward-request', reason: 'Timeout', message: 'Request to the backend service timed out' }
     : {
         source: 'forward-request',
         reason: 'BackendConnectionFailure',

@@ -532,7 +532,7 @@ describe('gateway: backend down or slow', () => {
             .replace('timeout="30"', 'timeout="1"')
             .replace(
               '<on-error />',
-              '<on-error><set-header name="x-reason" exists-action="override"><value>@(context.LastError.Reason)</value></set-header></on-error>',
+              '<on-error><set-header name="x-reason" exists-action="override"><value>@(context.LastError.Reason + ": " + context.LastError.Message)</value></set-header></on-error>',
             ),
         ),
     });
@@ -540,7 +540,9 @@ describe('gateway: backend down or slow', () => {
       const key = (await gw.keys('task-manager-all-apis')).primaryKey;
       const down = await fetch(`${gw.url}/functions/managetask`, { method: 'POST', headers: { [KEY]: key } });
       expect(down.status).toBe(500);
-      expect(down.headers.get('x-reason')).toBe('BackendConnectionFailure');
+      expect(down.headers.get('x-reason')).toBe(
+        'BackendConnectionFailure: Error occurred while calling backend service.',
+      );
       expect(await down.text()).toMatch(
         /^\{ "statusCode": 500, "message": "Internal server error", "activityId": "[0-9a-f-]{36}" \}$/,
       );
@@ -548,7 +550,7 @@ describe('gateway: backend down or slow', () => {
       const logged = gw.logs.length;
       const slow = await fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: key } });
       expect(slow.status).toBe(500);
-      expect(slow.headers.get('x-reason')).toBe('Timeout');
+      expect(slow.headers.get('x-reason')).toBe('Timeout: Request to the backend service timed out');
       expect(await slow.text()).toMatch(
         /^\{ "statusCode": 500, "message": "Internal server error", "activityId": "[0-9a-f-]{36}" \}$/,
       );
