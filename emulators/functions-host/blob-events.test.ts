@@ -10,10 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { close, listen } from '../core/http.ts';
 import { testDataDir, waitFor } from '../core/testing.ts';
 import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
-import { appPath, readLog } from './test/helpers.ts';
+import { appPath, followLog } from './test/helpers.ts';
 
 const data = testDataDir();
 const logFile = join(data.dir, 'logs', 'functions.jsonl');
+/** The host's log so far (read on from where the previous call stopped: the tests poll it). */
+const log = followLog(logFile);
 let blob: ComponentUnderTest;
 let host: ComponentUnderTest;
 let storage: BlobServiceClient;
@@ -60,10 +62,10 @@ const proxy = {
 
 const told = "blob trigger 'Functions.ProcessTask' is told of new blobs in tasks by the store's blob events";
 const lost = "blob trigger 'Functions.ProcessTask': the store's blob events were lost";
-const logged = (start: string) => readLog(logFile).filter((entry) => entry.message.startsWith(start)).length;
+const logged = (start: string) => log().filter((entry) => entry.message.startsWith(start)).length;
 const runs = () => {
   const counts = new Map<string, number>();
-  for (const { message } of readLog(logFile)) counts.set(message, (counts.get(message) ?? 0) + 1);
+  for (const { message } of log()) counts.set(message, (counts.get(message) ?? 0) + 1);
   return (name: string) => counts.get(`processed ${name}: {"n":"${name}"}`) ?? 0;
 };
 const upload = (name: string) =>

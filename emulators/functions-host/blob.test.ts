@@ -8,11 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StackSecrets } from '../core/secrets.ts';
 import { testContext, testDataDir, waitFor } from '../core/testing.ts';
 import type { ComponentUnderTest } from '../stack/test-support.ts';
-import { hostIdOf, readLog, startCjsHostOnBlob } from './test/helpers.ts';
+import { followLog, hostIdOf, startCjsHostOnBlob } from './test/helpers.ts';
 import { ContainerScan } from './triggers/blob-scan.ts';
 
 const data = testDataDir();
 const logFile = join(data.dir, 'logs', 'functions.jsonl');
+/** The host's log so far (read on from where the previous call stopped: the tests poll it). */
+const log = followLog(logFile);
 let blob: ComponentUnderTest;
 let host: ComponentUnderTest;
 let storage: BlobServiceClient;
@@ -20,7 +22,7 @@ let secrets: StackSecrets;
 let hostId: string;
 
 const base = () => host.endpoints.baseUrl as string;
-const count = (message: string) => readLog(logFile).filter((entry) => entry.message === message).length;
+const count = (message: string) => log().filter((entry) => entry.message === message).length;
 const text = async (container: string, name: string) =>
   (await storage.getContainerClient(container).getBlobClient(name).downloadToBuffer()).toString('utf8');
 const upload = (container: string, name: string, content: string) =>
@@ -94,15 +96,13 @@ describe('blob trigger', () => {
       // the host's JSON writes a DateTimeOffset
       /^seen 13 bytes \(13, \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00\) of tasks\/a\.json$/,
     );
-    const executing = readLog(logFile).find(
-      (e) => e.function === 'ProcessTask' && e.message.startsWith('Executing'),
-    );
+    const executing = log().find((e) => e.function === 'ProcessTask' && e.message.startsWith('Executing'));
     expect(executing?.message).toContain("Reason='New blob detected(LogsAndContainerScan): tasks/a.json'");
     // b.json is listed after a.json: once b has run, the scans since a's run have all passed over a.
     await upload('tasks', 'b.json', '{"Title":"B"}');
     await waitFor('b.json processed', () => count('processed b: {"Title":"B"}') === 1);
     expect(count('processed a: {"Title":"A"}')).toBe(1);
-    expect(readLog(logFile).some((e) => e.message.startsWith('processed readme'))).toBe(false);
+    expect(log().some((e) => e.message.startsWith('processed readme'))).toBe(false);
   });
 
   it('keeps a completed receipt per blob version in azure-webjobs-hosts/blobreceipts', async () => {
@@ -132,7 +132,7 @@ describe('blob trigger', () => {
     const processed = (name: string) => `processed ${name}: {"n":"${name}"}`;
     const runs = () => {
       const counts = new Map<string, number>();
-      for (const { message } of readLog(logFile)) counts.set(message, (counts.get(message) ?? 0) + 1);
+      for (const { message } of log()) counts.set(message, (counts.get(message) ?? 0) + 1);
       return (name: string) => counts.get(processed(name)) ?? 0;
     };
     const uploadAll = async (batch: string[]) => {
@@ -226,11 +226,11 @@ describe('blob trigger', () => {
       ETag: etag,
     });
     const failures = () =>
-      readLog(logFile).filter((e) => e.message.startsWith("Executed 'Functions.poisoned' (Failed")).length;
+      log().filter((e) => e.message.startsWith("Executed 'Functions.poisoned' (Failed")).length;
     expect(failures()).toBe(3);
     // Each failed run is tried again at the blob queue listener's next poll (100 ms after the poll that
     // dequeued it, then ~200, 300 … ms), not at the next sweep a second later.
-    const entries = readLog(logFile);
+    const entries = log();
     const tries = entries.filter(
       (e) =>
         e.function === 'poisoned' &&
@@ -295,7 +295,7 @@ describe('blob trigger', () => {
     await Promise.all(blobs.map((name) => upload('parallel', name, name)));
     // Each run logs how many were running as it began.
     const running = () =>
-      readLog(logFile).flatMap((e) => {
+      log().flatMap((e) => {
         const found = /^parallel p\d+: (\d+) running$/.exec(e.message);
         return found ? [Number(found[1])] : [];
       });
@@ -306,7 +306,7 @@ describe('blob trigger', () => {
   it('puts a function whose connection is not set in error, as the storage extension does, and runs the others', async () => {
     const error =
       "The 'misconfigured' function is in error: Microsoft.Azure.WebJobs.Host: Error indexing method 'Functions.misconfigured'. Microsoft.Azure.WebJobs.Extensions.Storage.Blobs: Storage account connection string 'AzureWebJobsMissingConnection' does not exist. Make sure that it is a defined App Setting.";
-    const messages = readLog(logFile).map((e) => e.message);
+    const messages = log().map((e) => e.message);
     expect(messages).toContain(error);
     expect(messages.filter((message) => message.includes("'Functions.misconfigured' was unable"))).toEqual(
       [],
@@ -328,9 +328,7 @@ describe('blob trigger', () => {
       .getContainerClient('meta')
       .getBlockBlobClient('m1')
       .upload(content, 1, { metadata: { TaskId: 'T1', fileName: 'f.txt', lower: 'x' } });
-    const logged = await waitFor('the run', () =>
-      readLog(logFile).find((e) => e.message.startsWith('metadata m1: ')),
-    );
+    const logged = await waitFor('the run', () => log().find((e) => e.message.startsWith('metadata m1: ')));
     expect(JSON.parse(logged.message.slice('metadata m1: '.length))).toEqual({
       taskId: 'T1',
       fileName: 'f.txt',
@@ -354,12 +352,12 @@ describe('blob trigger', () => {
   it('accepts a path whose blob is missing, as the runtime does, and fails that run in the log', async () => {
     expect((await runByHand('tasks/missing.json')).status).toBe(202);
     const failed = await waitFor('the failed run', () =>
-      readLog(logFile).find(
+      log().find(
         (e) =>
           e.function === 'ProcessTask' && e.message.startsWith("Executed 'Functions.ProcessTask' (Failed"),
       ),
     );
-    const reason = readLog(logFile).find(
+    const reason = log().find(
       (e) => e.invocationId === failed.invocationId && e.message.startsWith('Exception while executing'),
     );
     // The library names the trigger's parameter after its type and a hash of its binding.

@@ -1,5 +1,5 @@
 /** Function logs: the console (through the component's log) and a JSON-lines file, filtered by host.json levels. */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { StackClock } from '../core/clock.ts';
 import { type LogFile, openLogFile } from '../core/files.ts';
@@ -142,16 +142,47 @@ export class FunctionLogs {
  * the host may be half-way through writing the last one. A missing file has no entries.
  */
 export function readLogFile(path: string): LogEntry[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
-  return text
-    .slice(0, text.lastIndexOf('\n') + 1)
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as LogEntry);
+  return followLogFile(path)();
+}
+
+/**
+ * A reader of a JSON-lines log file that answers its entries as readLogFile does, parsing only the lines
+ * appended since its previous call (the host only appends): a test that polls a host's log every 50 ms
+ * parsed all of it each time, ~15 ms for 2,000 lines on a loaded machine. A file that is gone, or shorter
+ * than what was read, is read again from its start.
+ */
+export function followLogFile(path: string): () => LogEntry[] {
+  const entries: LogEntry[] = [];
+  let offset = 0;
+  return () => {
+    let fd: number;
+    try {
+      fd = openSync(path, 'r');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      entries.length = 0;
+      offset = 0;
+      return [];
+    }
+    try {
+      const size = fstatSync(fd).size;
+      if (size < offset) {
+        entries.length = 0;
+        offset = 0;
+      }
+      const bytes = Buffer.alloc(size - offset);
+      for (let at = 0; at < bytes.length; ) {
+        const read = readSync(fd, bytes, at, bytes.length - at, offset + at);
+        if (read === 0) break;
+        at += read;
+      }
+      const end = bytes.lastIndexOf(0x0a) + 1;
+      for (const line of bytes.toString('utf8', 0, end).split('\n'))
+        if (line) entries.push(JSON.parse(line) as LogEntry);
+      offset += end;
+    } finally {
+      closeSync(fd);
+    }
+    return [...entries];
+  };
 }

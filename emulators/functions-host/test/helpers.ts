@@ -25,9 +25,9 @@ export function appWithHostJson(app: string, appDir: string, hostJson: string): 
   return appDir;
 }
 
-import { readLogFile } from '../logs.ts';
+import { followLogFile, readLogFile } from '../logs.ts';
 
-export { readLogFile as readLog };
+export { followLogFile as followLog, readLogFile as readLog };
 
 /**
  * The CommonJS test app in a host of its own, keys in files (these suites run without storage; the
