@@ -139,12 +139,19 @@ export async function hostIdOf(host: ComponentUnderTest, masterKey: string): Pro
   return ((await status.json()) as { id: string }).id;
 }
 
+/**
+ * For the tests of a host on blob storage, which restart the host but never its store: Azurite keeps
+ * its data in memory instead of saving its database (hundreds of blobs and receipts in the blob
+ * trigger's tests) every 5 s and each blob's content to a file, CPU the host's runs need.
+ */
+export const BLOB_IN_MEMORY = { inMemory: true };
+
 /** Blob storage, then the CommonJS test app with it as AzureWebJobsStorage and StorageConnection. */
 export async function startCjsHostOnBlob(
   dataDir: string,
   logFile: string,
 ): Promise<{ blob: ComponentUnderTest; host: ComponentUnderTest; connectionString: string }> {
-  const blob = await startComponent('blob', { port: 0 }, dataDir);
+  const blob = await startComponent('blob', { port: 0 }, dataDir, BLOB_IN_MEMORY);
   const connectionString = blob.endpoints.connectionString as string;
   const settings = { AzureWebJobsStorage: connectionString, StorageConnection: connectionString };
   const host = await startComponent(
