@@ -183,6 +183,9 @@ async function buildNow(
   // Each build gets a folder of its own: a process may still be loading chunks of the previous one.
   const outdir = join(bundlesDir, name, `${Date.now()}-${process.pid}`);
   writable(outdir);
+  // Used from now on: another process's build finishing meanwhile prunes old builds, and must not
+  // take this one while esbuild writes it (its process would then run a bundle that is gone).
+  markUsed(outdir);
   // Before esbuild reads a source: an edit saved while it builds is dated after this.
   const began = fileClock(outdir);
   const esbuild = await importModule('esbuild');
@@ -330,7 +333,13 @@ function writable(dir) {
  * @param {Record<string, string>} mains
  */
 function useBuild(mains) {
-  const users = join(dirname(/** @type {string} */ (Object.values(mains)[0])), '.users');
+  markUsed(dirname(/** @type {string} */ (Object.values(mains)[0])));
+  return mains;
+}
+
+/** useBuild's mark, on build folder `outdir`. @param {string} outdir */
+function markUsed(outdir) {
+  const users = join(outdir, '.users');
   try {
     mkdirSync(users, { recursive: true });
     writeFileSync(join(users, String(process.pid)), '');
@@ -338,7 +347,6 @@ function useBuild(mains) {
   } catch (error) {
     if (!notWritable(error)) throw error;
   }
-  return mains;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   copyFileSync,
@@ -21,11 +21,13 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type PluginBuild } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
 import { oneCopyPerPackage } from '../../system/one-copy-per-package.mjs';
+import { repositoryRoot } from './apps.ts';
 import { bundle, bundleEntries, bundleInputs } from './bundle.mjs';
-import { testDataDir } from './testing.ts';
+import { testDataDir, waitFor } from './testing.ts';
 
 const data = testDataDir();
 afterAll(() => data.remove());
+const bundlesDir = join(repositoryRoot, 'node_modules', '.cache', 'taskstack', 'bundles');
 
 /** A TypeScript module that reports where it thinks it is, and what `import('esbuild')` gives it. */
 function probe(name: string): string {
@@ -209,6 +211,49 @@ describe('old builds', () => {
     writeFileSync(join(fourth, '.users', String(gone)), '');
     expect(await make(`fourth ${process.pid}`)).toBe(fourth);
     expect(readdirSync(join(fourth, '.users'))).toEqual([String(process.pid)]);
+  });
+
+  it("of another live process's build under way stays, though older than the two newest", async () => {
+    // Two processes building at once (test workers of a clean clone, two starts after a pull): the
+    // one that finishes first must not remove the other's folder while esbuild writes into it.
+    const dir = join(data.dir, 'under-way');
+    mkdirSync(dir, { recursive: true });
+    const entry = (word: string) => ({ a: `console.log(${JSON.stringify(`${word} ${Math.random()}`)});\n` });
+    const builder = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        // It starts its build, stops itself right after (its folder made, esbuild not yet run), and
+        // once continued says whether the bundle it was given exists.
+        `import { existsSync } from 'node:fs';
+const { bundleEntries } = await import(${JSON.stringify(pathToFileURL(join(import.meta.dirname, 'bundle.mjs')).href)});
+const pending = bundleEntries('test-under-way', ${JSON.stringify(dir)}, ${JSON.stringify(entry('other'))});
+process.kill(process.pid, 'SIGSTOP');
+console.log(existsSync((await pending).a));`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let said = '';
+    builder.stdout.on('data', (chunk: Buffer) => {
+      said += chunk;
+    });
+    const exited = new Promise((resolve) => builder.once('exit', resolve));
+    try {
+      const state = () => readFileSync(`/proc/${builder.pid}/stat`, 'utf8').split(') ')[1]?.[0];
+      await waitFor('the other builder stopped mid-build', () => state() === 'T');
+      await bundleEntries('test-under-way', dir, entry('first'));
+      const builds = join(bundlesDir, 'test-under-way');
+      const underWay = readdirSync(builds).filter((name) => name.endsWith(`-${builder.pid}`));
+      expect(underWay).toHaveLength(1);
+      await bundleEntries('test-under-way', dir, entry('second'));
+      await bundleEntries('test-under-way', dir, entry('third'));
+      expect(existsSync(join(builds, underWay[0] as string))).toBe(true);
+    } finally {
+      builder.kill('SIGCONT');
+    }
+    expect(await exited).toBe(0);
+    expect(said).toBe('true\n');
   });
 
   it('of a module that is gone go once no live process uses them', async () => {
