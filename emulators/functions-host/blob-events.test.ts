@@ -1,8 +1,10 @@
 /**
  * The blob trigger told of new blobs by the store's blob events (emulators/blob/blob-events.cjs), with
  * sweeps as the safety net. The trigger's connection goes through a proxy that counts its listings of
- * `tasks` and can cut (and refuse) its events stream, as a lost connection would.
+ * `tasks` and can cut (and refuse) its events stream, as a lost connection would. The test app holds
+ * the runs of `held-*` blobs until the test writes `release`, in a host.json with time for that.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, request, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { BlobServiceClient } from '@azure/storage-blob';
@@ -10,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { close, listen } from '../core/http.ts';
 import { testDataDir, waitFor } from '../core/testing.ts';
 import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
-import { appPath, followLog } from './test/helpers.ts';
+import { appPath, appWithHostJson, followLog } from './test/helpers.ts';
 
 const data = testDataDir();
 const logFile = join(data.dir, 'logs', 'functions.jsonl');
@@ -19,8 +21,13 @@ const log = followLog(logFile);
 let blob: ComponentUnderTest;
 let host: ComponentUnderTest;
 let storage: BlobServiceClient;
+/** The file whose writing ends the test app's held runs (`held-*` blobs). */
+const release = join(data.dir, 'release-held-runs');
 
-/** Azurite behind a proxy: counts the listings of `tasks`, and cuts or refuses the events stream. */
+/**
+ * Azurite behind a proxy: counts the listings of `tasks`, cuts or refuses the events stream, and can drop
+ * its watermarks.
+ */
 const proxy = {
   server: createServer((req, res) => {
     const events = req.url?.includes('/$events') ?? false;
@@ -39,7 +46,17 @@ const proxy = {
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         res.flushHeaders();
-        answer.pipe(res);
+        if (!events) return void answer.pipe(res);
+        // Line by line, so that watermarks can be held back.
+        let rest = '';
+        answer.setEncoding('utf8');
+        answer.on('data', (chunk: string) => {
+          const lines = (rest + chunk).split('\n');
+          rest = lines.pop() ?? '';
+          for (const line of lines)
+            if (proxy.watermarks || !line.startsWith('{"watermark"')) res.write(`${line}\n`);
+        });
+        answer.on('end', () => res.end());
       },
     );
     upstream.on('error', () => res.destroy());
@@ -55,6 +72,8 @@ const proxy = {
   streams: new Set<ServerResponse>(),
   listings: 0,
   refuse: false,
+  /** False: the events stream's watermarks are dropped, so the trigger's scan mark stays where it is. */
+  watermarks: true,
   cut() {
     for (const stream of proxy.streams) stream.destroy();
   },
@@ -84,6 +103,12 @@ const uploadAll = async (names: string[]) => {
 const named = (prefix: string, count: number) =>
   Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(3, '0')}`);
 
+/** The test app's host.json, with time for its held runs: its 2 s functionTimeout would end them. */
+const heldRunsHostJson = () => {
+  const hostJson = JSON.parse(readFileSync(join(appPath('app-cjs'), 'host.json'), 'utf8'));
+  return JSON.stringify({ ...hostJson, functionTimeout: '00:05:00' });
+};
+
 beforeAll(async () => {
   blob = await startComponent('blob', { port: 0 }, data.dir);
   const connectionString = blob.endpoints.connectionString as string;
@@ -94,9 +119,10 @@ beforeAll(async () => {
     'functions',
     {
       port: 0,
-      appDir: appPath('app-cjs'),
+      appDir: appWithHostJson('app-cjs', join(data.dir, 'app'), heldRunsHostJson()),
       logFile,
       settings: {
+        HeldRunsRelease: release,
         AzureWebJobsStorage: connectionString,
         StorageConnection: connectionString.replace(blob.endpoints.blob as string, proxied),
       },
@@ -107,6 +133,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  writeFileSync(release, ''); // a failed test may have left runs held: the host's stop waits for them
   await host?.stop();
   proxy.cut();
   await close(proxy.server);
@@ -171,6 +198,28 @@ describe('blob trigger told of new blobs by the blob events', () => {
   });
 
   it('runs each blob once when its event and a sweep both report it, across reconnections and a restart', async () => {
+    // Three runs held take three of host.json's four slots. With no watermark since they were written,
+    // the sweep after the reconnection lists them (its mark is before them) while they run: were one
+    // taken again, it would run in the slot left, ahead of a blob written after that sweep, and hold it.
+    const held = named('held', 3);
+    proxy.watermarks = false;
+    await uploadAll(held);
+    await waitFor('the held runs', () => {
+      const count = runs();
+      return held.every((name) => count(name) === 1);
+    });
+    const connected = logged(told);
+    proxy.cut();
+    await waitFor('the events to be back', () => logged(told) > connected);
+    proxy.watermarks = true;
+    await upload('unheld');
+    await waitFor('unheld.json processed, or a held blob taken again', () => {
+      const count = runs();
+      return count('unheld') === 1 || held.some((name) => count(name) > 1);
+    });
+    writeFileSync(release, '');
+    const heldRuns = runs();
+    expect(held.filter((name) => heldRuns(name) !== 1)).toEqual([]);
     // Blobs keep arriving and running while each reconnection sweeps the container, which lists again
     // the blobs their events reported.
     const names: string[] = [];

@@ -1,4 +1,12 @@
+const { existsSync } = require('node:fs');
 const { app, output } = require('@azure/functions');
+
+/** blob-events.test.ts holds the runs of `held-*` blobs until the file its setting `HeldRunsRelease` names exists. */
+async function held(name) {
+  const release = process.env.HeldRunsRelease;
+  while (release && name.startsWith('held-') && !existsSync(release))
+    await new Promise((resolve) => setTimeout(resolve, 20));
+}
 
 const processed = output.storageBlob({ path: 'processed/{name}.txt', connection: 'StorageConnection' });
 
@@ -6,8 +14,9 @@ app.storageBlob('ProcessTask', {
   path: 'tasks/{name}.json',
   connection: 'StorageConnection',
   extraOutputs: [processed],
-  handler: (blob, context) => {
+  handler: async (blob, context) => {
     context.log(`processed ${context.triggerMetadata.name}: ${blob.toString('utf8')}`);
+    await held(context.triggerMetadata.name);
     context.extraOutputs.set(
       processed,
       `seen ${blob.length} bytes (${context.triggerMetadata.properties.contentLength}, ${context.triggerMetadata.properties.createdOn}) of ${context.triggerMetadata.blobTrigger}`,
