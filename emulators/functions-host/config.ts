@@ -6,9 +6,11 @@ import { z } from 'zod';
 import { printable, readTextIfExists } from '../core/files.ts';
 import { type HostSection, hostConfiguration, parseJObject } from './configuration.ts';
 import type { Settings } from './connections.ts';
+import type { RetryOptions } from './core-api.ts';
 import { type ClientRetryOptions, clientRetryOptions } from './eventhub-retry.ts';
 import { withHostJsonOverrides } from './hostjson-overrides.ts';
 import { parseNetInteger } from './http/routes.ts';
+import { hostRetryOptions } from './retry.ts';
 
 const LOG_LEVELS = ['Trace', 'Debug', 'Information', 'Warning', 'Error', 'Critical', 'None'] as const;
 export type HostLogLevel = (typeof LOG_LEVELS)[number];
@@ -77,6 +79,8 @@ export interface HostConfig {
   routePrefix: string;
   /** Undefined means no limit (`"functionTimeout": "-1"`). */
   functionTimeoutMs: number | undefined;
+  /** host.json `retry`: the policy of every function without its own (retry.ts). */
+  retry: RetryOptions | undefined;
   /** Category → level, compared case-insensitively; `default` applies to the rest. */
   logLevels: Record<string, HostLogLevel>;
   /**
@@ -268,6 +272,7 @@ export function loadHostConfig(appDir: string, settings: Settings = {}): HostCon
   return {
     routePrefix: (extensions.section('http').section('routePrefix').value ?? 'api').replace(/^\/+|\/+$/g, ''),
     functionTimeoutMs,
+    retry: hostRetryOptions(host.section('retry')),
     logLevels: logLevels(host.section('logging').section('logLevel')),
     blobs: {
       // The storage extension's BlobsOptions (5.x, extension bundle 4): its setters' checks, in its words.

@@ -112,7 +112,7 @@ export interface RegisteredFunction {
   retryOptions?: RetryOptions;
 }
 
-/** A retry policy as the library registers it (durations in whole seconds, as its toRpcDuration). */
+/** A retry policy as the library registers it (whole seconds, as its toRpcDuration; host.json's may hold fractions). */
 export interface RetryOptions {
   retryStrategy?: string;
   maxRetryCount?: number;

@@ -182,3 +182,48 @@ describe('host.json extensions.eventHubs batches', () => {
     );
   });
 });
+
+describe("host.json's retry (ScriptJobHostOptions.Retry)", () => {
+  it('is read as the binder reads it: none when absent, the strategy by name or number, exponential by default', () => {
+    expect(read({}).retry).toBeUndefined();
+    expect(
+      read({ retry: { strategy: 'FIXEDDELAY', maxRetryCount: '2', delayInterval: '00:00:05' } }).retry,
+    ).toEqual({
+      retryStrategy: 'fixedDelay',
+      maxRetryCount: 2,
+      delayInterval: { seconds: 5 },
+    });
+    expect(
+      read({ retry: { maxRetryCount: -1, minimumInterval: '00:00:01', maximumInterval: '00:01:00' } }).retry,
+    ).toEqual({
+      retryStrategy: 'exponentialBackoff',
+      maxRetryCount: -1,
+      minimumInterval: { seconds: 1 },
+      maximumInterval: { seconds: 60 },
+    });
+    expect(
+      read({ retry: { strategy: 1, maxRetryCount: 0, delayInterval: '00:00:00.5' } }).retry?.delayInterval,
+    ).toEqual({
+      seconds: 0.5,
+    });
+  });
+
+  it("refuses at start what Utility.ValidateRetryOptions refuses, in its exceptions' words", () => {
+    const at = 'host.json: retry: ';
+    expect(refusal({ retry: { strategy: 'fixedDelay', delayInterval: '00:00:05' } })).toBe(
+      `${at}Value cannot be null. (Parameter 'MaxRetryCount')`,
+    );
+    expect(refusal({ retry: { strategy: 'fixedDelay', maxRetryCount: 3 } })).toBe(
+      `${at}Value cannot be null. (Parameter 'DelayInterval')`,
+    );
+    expect(refusal({ retry: { maxRetryCount: 3, minimumInterval: '00:00:01' } })).toBe(
+      `${at}Value cannot be null. (Parameter 'MaximumInterval')`,
+    );
+    expect(refusal({ retry: { strategy: 'fixedDelay', maxRetryCount: -2, delayInterval: '00:00:05' } })).toBe(
+      `${at}Specified argument was out of the range of valid values. (Parameter 'maxRetryCount')`,
+    );
+    expect(refusal({ retry: { strategy: 'linear', maxRetryCount: 3 } })).toBe(
+      "host.json: Failed to convert configuration value at 'AzureFunctionsJobHost:Retry:Strategy' to type 'Microsoft.Azure.WebJobs.Script.Description.RetryStrategy'. linear is not a valid value for RetryStrategy.",
+    );
+  });
+});

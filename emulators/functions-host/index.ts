@@ -32,7 +32,7 @@ import { BlobSecretsStore, FileSecretsStore } from './keys-store.ts';
 import { startListener } from './listeners.ts';
 import { loadApp, runAppStart, runAppTerminate } from './loader.ts';
 import { FunctionLogs } from './logs.ts';
-import { RETRY_TRIGGERS } from './retry.ts';
+import { RETRY_TRIGGERS, retryPolicy } from './retry.ts';
 import { triggerKinds } from './triggers/kinds.ts';
 
 /**
@@ -225,7 +225,7 @@ export default defineEmulator({
         );
       }
       // WebJobs' FunctionIndexer.CheckRetrySupport words; unlike the runtime, this host does not retry them.
-      if (fn.retryOptions && !RETRY_TRIGGERS.has(type)) {
+      if (retryPolicy(fn, host) && !RETRY_TRIGGERS.has(type)) {
         logs.host(
           'warning',
           `Soon retries will not be supported for function 'Functions.${fn.name}'. For more information, please visit http://aka.ms/func-retry-policies.`,

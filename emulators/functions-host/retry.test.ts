@@ -1,7 +1,8 @@
 /**
  * Retry policies (WebJobs' FunctionExecutorExtensions): a timer retried on the stack clock and its
  * occurrence recorded once, exponential backoff growing to its cap, an Event Hubs event retried before
- * its checkpoint, and a policy exhausted: the trigger moves on.
+ * its checkpoint, a policy exhausted: the trigger moves on, and host.json's policy for a function
+ * without its own.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -71,10 +72,13 @@ afterAll(async () => {
 describe('triggers without retry support', () => {
   it("warn at start in WebJobs' words (FunctionIndexer.CheckRetrySupport)", () => {
     const messages = readLog(logFile).map((e) => e.message);
-    expect(messages).toContain(
-      "Soon retries will not be supported for function 'Functions.withRetry'. For more information, please visit http://aka.ms/func-retry-policies.",
+    // withRetry has its own policy, plain host.json's.
+    expect(messages.filter((m) => m.startsWith('Soon retries')).sort()).toEqual(
+      ['plain', 'withRetry'].map(
+        (fn) =>
+          `Soon retries will not be supported for function 'Functions.${fn}'. For more information, please visit http://aka.ms/func-retry-policies.`,
+      ),
     );
-    expect(messages.filter((m) => m.startsWith('Soon retries'))).toHaveLength(1);
   });
 });
 
@@ -122,6 +126,20 @@ describe('timer retry policies', () => {
     // As without a policy: the occurrence is recorded and the next one scheduled.
     await waitFor('the recorded run', async () => (await status('backoff'))?.Next !== midnight && true, WAIT);
   }, 120_000);
+
+  it("applies host.json's retry to a function without its own (ScriptHost.CreateTypeAttributes)", async () => {
+    // It ran at midnight with the others; their waits moved the clock less than its 30 minutes.
+    expect(await retryAfter('hostRetry', 1)).toBe(1_800_000);
+    await waitFor(
+      'the end of the retries',
+      () => lines('hostRetry', "Function execution failed after '1' retries.")[0],
+      WAIT,
+    );
+    expect(runs('hostRetry')).toEqual(['hostRetry run 1 retry=0/1', 'hostRetry run 2 retry=1/1']);
+    expect(waits('hostRetry')).toEqual([
+      "Waiting for `00:30:00` before retrying function execution. Next attempt: '1'. Max retry count: '1'.",
+    ]);
+  });
 });
 
 describe('Event Hubs retry policy', () => {

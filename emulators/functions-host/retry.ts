@@ -6,6 +6,7 @@
  * Delays as FixedDelayRetryAttribute and ExponentialBackoffRetryAttribute (its
  * RandomizedExponentialBackoffStrategy) compute them; log lines as WebJobs' LoggerExtensions.
  */
+import type { HostSection } from './configuration.ts';
 import type { RegisteredFunction, RetryOptions } from './core-api.ts';
 import type { Host } from './host.ts';
 import { asError, type InvocationOutcome, type TriggerInput } from './invoke.ts';
@@ -14,6 +15,58 @@ import { timeSpan } from './timespan.ts';
 
 /** The triggers whose bindings carry WebJobs' [SupportsRetry] (Timer, Event Hubs, Cosmos DB). */
 export const RETRY_TRIGGERS = new Set(['timertrigger', 'eventhubtrigger', 'cosmosdbtrigger']);
+
+/** RetryStrategy's members, in their order (their numbers). */
+const STRATEGIES = [
+  ['ExponentialBackoff', 'exponentialBackoff'],
+  ['FixedDelay', 'fixedDelay'],
+] as const;
+
+/**
+ * host.json's `retry` (ScriptJobHostOptions.Retry): undefined when not given. Checked as
+ * Utility.ValidateRetryOptions checks it at start, in the words of what it throws; the strategy
+ * defaults to the enum's first member, as the binder leaves it.
+ */
+export function hostRetryOptions(section: HostSection): RetryOptions | undefined {
+  if (section.children().length === 0) return undefined;
+  // The binder converts every value first, in RetryOptions' order; then the checks, in theirs.
+  const retryStrategy =
+    section
+      .section('strategy')
+      .enumOf('Microsoft.Azure.WebJobs.Script.Description.RetryStrategy', STRATEGIES) ?? 'exponentialBackoff';
+  const maxRetryCount = section.section('maxRetryCount').int();
+  const read = (name: string) => section.section(name).timeSpan();
+  const [delay, minimum, maximum] = ['delayInterval', 'minimumInterval', 'maximumInterval'].map(read);
+  const required = <T>(value: T | undefined, name: string): T => {
+    if (value === undefined) throw section.refused(`Value cannot be null. (Parameter '${name}')`);
+    return value;
+  };
+  const seconds = (ms: number) => ({ seconds: ms / 1000 });
+  const count = required(maxRetryCount, 'MaxRetryCount');
+  const options: RetryOptions =
+    retryStrategy === 'fixedDelay'
+      ? { retryStrategy, maxRetryCount: count, delayInterval: seconds(required(delay, 'DelayInterval')) }
+      : {
+          retryStrategy,
+          maxRetryCount: count,
+          minimumInterval: seconds(required(minimum, 'MinimumInterval')),
+          maximumInterval: seconds(required(maximum, 'MaximumInterval')),
+        };
+  // RetryAttribute's constructor, which the check builds last.
+  if (count < -1)
+    throw section.refused(
+      "Specified argument was out of the range of valid values. (Parameter 'maxRetryCount')",
+    );
+  return options;
+}
+
+/**
+ * A function's policy: its own, else host.json's. The runtime puts host.json's on the type it generates
+ * for all functions (ScriptHost.CreateTypeAttributes) and WebJobs reads the method's first
+ * (TypeUtility.GetHierarchicalAttributeOrNull).
+ */
+export const retryPolicy = (fn: RegisteredFunction, host: Pick<Host, 'config'>) =>
+  fn.retryOptions ?? host.config.retry;
 
 const ms = (duration: { seconds?: number } | undefined) => (duration?.seconds ?? 0) * 1000;
 
@@ -47,7 +100,7 @@ export async function invokeWithRetries(
   input: TriggerInput,
   pauses: Pauses,
 ): Promise<InvocationOutcome> {
-  const options = fn.retryOptions;
+  const options = retryPolicy(fn, host);
   const type =
     Object.values(fn.bindings)
       .find((b) => /trigger$/i.test(b.type))

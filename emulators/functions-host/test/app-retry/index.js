@@ -32,6 +32,15 @@ app.timer('backoff', {
   },
 });
 
+// No policy of its own: host.json's applies (the others' own policies win over it).
+app.timer('hostRetry', {
+  schedule: '0 0 0 * * *',
+  handler: (_timer, context) => {
+    run('hostRetry', context);
+    throw new Error('hostRetry failed');
+  },
+});
+
 // Bodies starting `once-` fail on their first run; `always-` on every run.
 app.eventHub('events', {
   connection: 'StreamHubConnection',
@@ -50,3 +59,6 @@ app.http('withRetry', {
   retry: { strategy: 'fixedDelay', maxRetryCount: 3, delayInterval: { seconds: 1 } },
   handler: () => ({ body: 'ok' }),
 });
+
+// No policy of its own, but host.json's applies to it: the same warning.
+app.http('plain', { handler: () => ({ body: 'ok' }) });
