@@ -11,6 +11,8 @@ export type Decision =
       remaining: number;
       /** A bandwidth quota's: counts body bytes of this call, as they pass, into the call's period. */
       countBytes?: (bytes: number) => void;
+      /** A quota's, for a call checked but not counted yet (`later`): counts it. */
+      countCall?: () => void;
     }
   | {
       allowed: false;
@@ -60,8 +62,9 @@ export function createLimits(clock: StackClock) {
     },
     /**
      * quota(-by-key): at most `calls` per fixed period, laid end to end from `anchor` (stack ms: the
-     * subscription's start, or quota-by-key's first-period-start); 0 s is one endless period. A call
-     * `counted` already (by another policy of the same key in this request) is checked, not counted again.
+     * subscription's start, or quota-by-key's first-period-start); 0 s is one endless period. `count`: `now`
+     * counts the call at once; `counted` checks a call another policy of the same key counted already in
+     * this request; `later` checks it and leaves counting to the decision's `countCall` (increment-condition).
      * With `kilobytes`, a call passes while the period's bytes are under them; its own are counted as they
      * pass (they are not known before), so the call that uses the last kilobyte up may go past it.
      */
@@ -70,7 +73,7 @@ export function createLimits(clock: StackClock) {
       calls: number,
       periodSeconds: number,
       anchor: number,
-      counted = false,
+      count: 'now' | 'counted' | 'later' = 'now',
       kilobytes?: number,
     ): Decision {
       const now = clock.now();
@@ -81,14 +84,18 @@ export function createLimits(clock: StackClock) {
       if (!entry || entry.start !== start) entry = { start, count: 0, bytes: 0, period };
       quotas.set(counter, entry);
       const retryAfterSeconds = Math.ceil((entry.start + period - now) / 1000);
-      if (entry.count - (counted ? 1 : 0) >= calls) return { allowed: false, retryAfterSeconds };
+      if (entry.count - (count === 'counted' ? 1 : 0) >= calls) return { allowed: false, retryAfterSeconds };
       if (kilobytes !== undefined && entry.bytes >= kilobytes * 1024)
         return { allowed: false, retryAfterSeconds, bandwidth: true };
-      if (!counted) entry.count++;
+      if (count === 'now') entry.count++;
+      // Counted into the period the call passed in, even when the count comes after it ended.
       const current = entry;
       return {
         allowed: true,
         remaining: calls - entry.count,
+        countCall: () => {
+          current.count++;
+        },
         countBytes:
           kilobytes === undefined
             ? undefined

@@ -56,8 +56,10 @@ export interface Exchange {
   answerHeaders: Headers;
   /** The quota-by-key counters this request has counted in (each counts it once). */
   quotaKeys: Set<string>;
-  /** Bandwidth quotas this call passed: each counts the body bytes between caller and gateway. */
-  bandwidth: ((bytes: number) => void)[];
+  /** Bandwidth quotas this call passed, by counter: each counts the body bytes between caller and gateway once. */
+  bandwidth: Map<string, (bytes: number) => void>;
+  /** quota-by-key counters whose increment-condition decides, once the answer is known, whether this call counts. */
+  deferred: Map<string, Deferred>;
   response?: GatewayResponse;
   /** What failed, for on-error's context.LastError (null to expressions before). */
   lastError?: LastError;
@@ -87,6 +89,14 @@ export async function runPipeline(
   pipeline: Pipeline,
   deps: PipelineDeps,
 ): Promise<GatewayResponse> {
+  const answer = await runSections(ex, pipeline, deps);
+  // Deferred increment-conditions decide with the answer known (context.Response).
+  ex.response = answer;
+  for (const deferred of ex.deferred.values()) deferred.decide();
+  return answer;
+}
+
+async function runSections(ex: Exchange, pipeline: Pipeline, deps: PipelineDeps): Promise<GatewayResponse> {
   try {
     await runSection(pipeline.inbound, 'inbound', ex, deps);
     await runSection(pipeline.backend, 'backend', ex, deps);
@@ -208,30 +218,41 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
         typeof step.periodSeconds === 'number'
           ? step.periodSeconds
           : period(step.policy, evaluate(step.periodSeconds), fail);
-      // quota-by-key counts a request once per key value, however many of its policies use that key (APIM).
-      const counted = step.policy === 'quota-by-key' && ex.quotaKeys.has(counter);
+      // quota-by-key counts a request once per key value, however many of its policies use that key (APIM):
+      // the first policy of the value decides, at once, or with an increment-condition once the answer is known.
+      const deferred = ex.deferred.get(counter);
+      const count = ex.quotaKeys.has(counter)
+        ? 'counted'
+        : deferred || step.incrementCondition
+          ? 'later'
+          : 'now';
       const decision = quota
         ? deps.limits.quota(
             counter,
             calls,
             periodSeconds,
             step.firstPeriodStart ?? (ex.caller as Caller).started,
-            counted,
+            count,
             step.kilobytes,
           )
         : deps.limits.slidingWindow(counter, calls, periodSeconds);
-      if (step.policy === 'quota-by-key') ex.quotaKeys.add(counter);
+      if (step.policy === 'quota-by-key' && count === 'now') ex.quotaKeys.add(counter);
       if (step.totalHeader) ex.answerHeaders[step.totalHeader.toLowerCase()] = String(calls);
       if (decision.allowed) {
-        if (decision.countBytes) ex.bandwidth.push(decision.countBytes);
+        if (count === 'later') {
+          const later = deferred ?? countLater(ex, counter, step.incrementCondition as Template, decision);
+          // A bandwidth of this policy, when the first of its key value had none.
+          if (decision.countBytes && !later.countBytes) holdBytes(ex, counter, later, decision.countBytes);
+        } else if (decision.countBytes) ex.bandwidth.set(counter, decision.countBytes);
         if (step.remainingHeader)
           ex.answerHeaders[step.remainingHeader.toLowerCase()] = String(decision.remaining);
         // A bandwidth-only quota has no call limit (Infinity).
         const tally =
           calls === Infinity
             ? `a call under ${step.kilobytes} KB`
-            : `call ${calls - decision.remaining} of ${calls}`;
-        return note(`${subject}: ${tally} in ${periodSeconds} s, passed`);
+            : `call ${calls - decision.remaining + (count === 'later' ? 1 : 0)} of ${calls}`;
+        const when = count === 'later' ? ' (counted if its increment-condition holds)' : '';
+        return note(`${subject}: ${tally} in ${periodSeconds} s, passed${when}`);
       }
       const wait = decision.retryAfterSeconds;
       const over = decision.bandwidth ? `${step.kilobytes} KB` : `${calls} calls`;
@@ -347,10 +368,67 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
 
 /** Counts body bytes between caller and gateway into every bandwidth quota the call passed (none: no counting). */
 export function counter(ex: Exchange): ((bytes: number) => void) | undefined {
-  if (ex.bandwidth.length === 0) return undefined;
+  if (ex.bandwidth.size === 0) return undefined;
   return (bytes) => {
-    for (const count of ex.bandwidth) count(bytes);
+    for (const count of ex.bandwidth.values()) count(bytes);
   };
+}
+
+/** A quota-by-key count waiting for its increment-condition; `counts` once decided. */
+interface Deferred {
+  decide: () => void;
+  counts?: boolean;
+  /** Body bytes that passed before the decision. */
+  held: number;
+  countBytes?: (bytes: number) => void;
+}
+
+/**
+ * quota-by-key's increment-condition: the call, and its body bytes, count only if the condition holds once
+ * the answer is known (APIM postpones it to the end of the outbound pipeline; its reference's example reads
+ * context.Response.StatusCode). A condition that fails, or whose value is no boolean, leaves the call
+ * uncounted (the answer stands; the trace says why).
+ */
+function countLater(
+  ex: Exchange,
+  counter: string,
+  condition: Template,
+  decision: { countCall?: () => void; countBytes?: (bytes: number) => void },
+): Deferred {
+  const note = (message: string) => ex.trace.add('quota-by-key', `${counter}: ${message}`);
+  const deferred: Deferred = {
+    held: 0,
+    decide: () => {
+      try {
+        // .NET's bool.Parse: True or False, any case, spaces around.
+        const value = condition(() => context(ex))
+          .trim()
+          .toLowerCase();
+        if (value !== 'true' && value !== 'false')
+          throw new Error(`increment-condition is ${JSON.stringify(value)}, not a boolean`);
+        deferred.counts = value === 'true';
+      } catch (error) {
+        deferred.counts = false;
+        return note(`not counted: ${(error as Error).message}`);
+      }
+      if (!deferred.counts) return note('not counted (increment-condition false)');
+      decision.countCall?.();
+      deferred.countBytes?.(deferred.held);
+      note('counted (increment-condition true)');
+    },
+  };
+  ex.deferred.set(counter, deferred);
+  if (decision.countBytes) holdBytes(ex, counter, deferred, decision.countBytes);
+  return deferred;
+}
+
+/** Bytes of a call whose count waits: held until the condition decides, then counted if it holds. */
+function holdBytes(ex: Exchange, counter: string, deferred: Deferred, countBytes: (bytes: number) => void) {
+  deferred.countBytes = countBytes;
+  ex.bandwidth.set(counter, (bytes) => {
+    if (deferred.counts === undefined) deferred.held += bytes;
+    else if (deferred.counts) countBytes(bytes);
+  });
 }
 
 /** A URL for the trace: query parameter values hidden (a function key may travel as `code`). */

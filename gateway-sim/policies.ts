@@ -45,8 +45,10 @@ export type Step = At &
         retryAfterHeader?: string;
         /** quota-by-key's first-period-start (ms since the epoch): where its periods are laid from. */
         firstPeriodStart?: number;
-        /** quota's bandwidth: kilobytes of request and response bodies per period (calls is then Infinity when absent). */
+        /** quota(-by-key)'s bandwidth: kilobytes of request and response bodies per period (calls is then Infinity when absent). */
         kilobytes?: number;
+        /** quota-by-key's increment-condition: whether the call counts, decided once its answer is known. */
+        incrementCondition?: Template;
       }
     | { policy: 'rewrite-uri'; template: string; copyUnmatched: boolean }
     | { policy: 'set-backend-service'; baseUrl: Template }
@@ -248,21 +250,18 @@ function compileStep(element: XmlElement, at: At, counter: string, fail: (reason
       if (!element.name.startsWith('quota'))
         known.push('remaining-calls-header-name', 'total-calls-header-name', 'retry-after-header-name');
       if (byKey) known.push('counter-key');
-      if (element.name === 'quota-by-key') known.push('first-period-start');
-      // quota takes calls, bandwidth or both (its reference).
-      if (element.name === 'quota') known.push('bandwidth');
+      if (element.name === 'quota-by-key') known.push('first-period-start', 'increment-condition');
+      // quota and quota-by-key take calls, bandwidth or both (their references).
+      const quota = element.name.startsWith('quota');
+      if (quota) known.push('bandwidth');
       const a = attributes(
         element,
         fail,
         known,
-        byKey ? ['calls', 'renewal-period', 'counter-key'] : ['renewal-period'],
+        byKey ? ['renewal-period', 'counter-key'] : ['renewal-period'],
       );
-      if (a.calls === undefined && (element.name !== 'quota' || a.bandwidth === undefined))
-        fail(
-          element.name === 'quota'
-            ? 'attribute calls or bandwidth is required'
-            : 'attribute calls is required',
-        );
+      if (a.calls === undefined && (!quota || a.bandwidth === undefined))
+        fail(quota ? 'attribute calls or bandwidth is required' : 'attribute calls is required');
       noChildren(element, fail);
       // rate-limit-by-key takes expressions for calls and renewal-period; the others do not.
       const amount = (value: string | undefined, check: (value: string | undefined) => number) =>
@@ -282,6 +281,8 @@ function compileStep(element: XmlElement, at: At, counter: string, fail: (reason
         firstPeriodStart:
           element.name === 'quota-by-key' ? periodStart(a['first-period-start'], fail) : undefined,
         kilobytes: a.bandwidth === undefined ? undefined : positive(a.bandwidth, 'bandwidth', fail),
+        incrementCondition:
+          a['increment-condition'] === undefined ? undefined : compileValue(a['increment-condition']),
       };
     }
     case 'rewrite-uri': {

@@ -16,9 +16,10 @@ afterEach(async () => {
 
 /**
  * A gateway whose TaskManagerWebAPI runs `policies` after its rewrite-uri (for the product's subscription,
- * the task-manager product runs them); `call` sends Get Tasks with the subscription's key.
+ * the task-manager product runs them, and `outbound` in its outbound section); `call` sends Get Tasks with
+ * the subscription's key.
  */
-async function gatewayWith(policies: string, subscription = 'task-manager-all-apis') {
+async function gatewayWith(policies: string, subscription = 'task-manager-all-apis', outbound = '') {
   const backend = await startBackend();
   const gw: TestGateway = await startGateway({
     functionApp: backend.url,
@@ -26,7 +27,7 @@ async function gatewayWith(policies: string, subscription = 'task-manager-all-ap
     prepare: (dir) => {
       if (subscription === 'task-manager-product') {
         mkdirSync(join(dir, 'policies', 'products'));
-        const policy = `<policies>\n<inbound>\n${policies}\n</inbound>\n</policies>\n`;
+        const policy = `<policies>\n<inbound>\n${policies}\n</inbound>\n<outbound>\n${outbound}\n</outbound>\n</policies>\n`;
         return writeFileSync(join(dir, 'policies', 'products', 'task-manager.xml'), policy);
       }
       editArtifact(dir, 'policies/apis/task-manager-web-api.xml', (text) =>
@@ -42,11 +43,11 @@ async function gatewayWith(policies: string, subscription = 'task-manager-all-ap
     await backend.close();
   };
   const key = (await gw.keys(subscription)).primaryKey;
-  /** Get Tasks (or, with a body, Create Task: the backend echoes the body). */
-  const call = async (client = 'a', body?: string) => {
+  /** Get Tasks (or, with a body, Create Task: the backend echoes the body); `headers` go too. */
+  const call = async (client = 'a', body?: string, headers: Record<string, string> = {}) => {
     const response = await fetch(`${gw.url}/web/api/tasks`, {
       method: body === undefined ? 'GET' : 'POST',
-      headers: { [KEY]: key, 'x-client': client },
+      headers: { [KEY]: key, 'x-client': client, ...headers },
       body,
     });
     return {
@@ -134,6 +135,65 @@ describe('gateway: quota-by-key', () => {
       retryAfter: null,
       body: '{ "statusCode": 403, "message": "Out of call volume quota." }',
     });
+  });
+});
+
+describe('gateway: quota-by-key, bandwidth and increment-condition', () => {
+  it("bandwidth: counted as quota's, per counter-key value; 403 Out of bandwidth quota once used up", async () => {
+    const { call, backend, moveTo } = await gatewayWith(
+      `<quota-by-key bandwidth="1" renewal-period="3600" ${CLIENT} />`,
+    );
+    moveTo(HOUR, 10_000);
+    // The backend echoes: each call is 300 bytes up and 300 down. 600, then 1,200 of 1,024 bytes.
+    const body = 'x'.repeat(300);
+    expect((await call('a', body)).status).toBe(200);
+    expect((await call('a', body)).status).toBe(200);
+    expectRefused(await call('a', body), '00:59:(50|4\\d)', 3590, 'bandwidth');
+    // Another key value has its own kilobyte.
+    expect((await call('b', body)).status).toBe(200);
+    expect(backend.seen).toHaveLength(3);
+  });
+
+  it("two policies of one key value count a request's bytes once", async () => {
+    const policy = `<quota-by-key bandwidth="1" renewal-period="3600" ${CLIENT} />`;
+    const { call, moveTo } = await gatewayWith(`${policy}\n${policy}`);
+    moveTo(HOUR, 10_000);
+    const body = 'x'.repeat(300);
+    // 600 bytes a call, once: the second call still passes (counted twice, 1,200 bytes would refuse it).
+    expect((await call('a', body)).status).toBe(200);
+    expect((await call('a', body)).status).toBe(200);
+    expect((await call('a', body)).status).toBe(403);
+  });
+
+  it('increment-condition: decided at the end of outbound (it sees what outbound set); a call it excludes counts neither as a call nor in bytes', async () => {
+    const { call, logs, moveTo } = await gatewayWith(
+      `<quota-by-key calls="2" bandwidth="1" renewal-period="3600" increment-condition="@(context.Variables.GetValueOrDefault(&quot;counts&quot;, &quot;true&quot;))" ${CLIENT} />`,
+      'task-manager-product',
+      '<set-variable name="counts" value="@(context.Request.Headers.GetValueOrDefault(&quot;x-counts&quot;, &quot;true&quot;))" />',
+    );
+    moveTo(HOUR, 10_000);
+    const free = { 'x-counts': 'false' };
+    // Uncounted: three calls of 600 bytes each, over both the calls and the kilobyte had they counted.
+    for (let i = 0; i < 3; i++) expect((await call('a', 'x'.repeat(300), free)).status).toBe(200);
+    expect(logs.join('\n')).toMatch(
+      /counted if its increment-condition holds[\s\S]*not counted \(increment-condition false\)/,
+    );
+    // Counted (the condition True): two calls, then the calls are used up.
+    expect((await call('a', 'small', { 'x-counts': 'True' })).status).toBe(200);
+    expect((await call('a', 'small')).status).toBe(200);
+    expectRefused(await call('a', 'small', free), '00:59:(50|4\\d)', 3590);
+  });
+
+  it('increment-condition: a counted call counts its request bytes, held until the condition decided, and its response bytes', async () => {
+    const { call, moveTo } = await gatewayWith(
+      `<quota-by-key bandwidth="1" renewal-period="3600" increment-condition="@(context.Request.Headers.GetValueOrDefault(&quot;x-counts&quot;, &quot;true&quot;))" ${CLIENT} />`,
+    );
+    moveTo(HOUR, 10_000);
+    // 600 bytes a call; with its request bytes lost, 300, and the third call would pass.
+    const body = 'x'.repeat(300);
+    expect((await call('a', body)).status).toBe(200);
+    expect((await call('a', body)).status).toBe(200);
+    expectRefused(await call('a', body), '00:59:(50|4\\d)', 3590, 'bandwidth');
   });
 });
 

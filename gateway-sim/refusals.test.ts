@@ -69,7 +69,7 @@ describe('gateway: anything malformed or unsupported refuses the start, naming f
     );
   });
 
-  it("quota-by-key: a period under 300 s (its reference's minimum), a first-period-start that is no yyyy-MM-ddTHH:mm:ssZ date, increment-condition or bandwidth", async () => {
+  it("quota-by-key: a period under 300 s (its reference's minimum), a first-period-start that is no yyyy-MM-ddTHH:mm:ssZ date, a bandwidth that is no positive whole number, an increment-condition outside the expression subset", async () => {
     const quotaByKey = (attributes: string) => (dir: string) =>
       editArtifact(dir, FUNCTIONS_POLICY, (text) =>
         text.replace(
@@ -88,12 +88,12 @@ describe('gateway: anything malformed or unsupported refuses the start, naming f
         `${at}first-period-start must be a date and time as yyyy-MM-ddTHH:mm:ssZ, not ${JSON.stringify(start)}`,
       );
     await refused(
-      quotaByKey('renewal-period="300" increment-condition="@(true)"'),
-      `${at}attribute increment-condition is not supported`,
+      quotaByKey('renewal-period="300" bandwidth="1.5"'),
+      `${at}bandwidth must be a positive whole number`,
     );
     await refused(
-      quotaByKey('renewal-period="300" bandwidth="40"'),
-      `${at}attribute bandwidth is not supported`,
+      quotaByKey('renewal-period="300" increment-condition="@(context.Response.StatusCode == 200)"'),
+      `${at}expression: unexpected`,
     );
   });
 

@@ -197,7 +197,8 @@ export function gatewayHandler(options: RoutesOptions) {
       variables: new Map<string, string>(),
       answerHeaders: {},
       quotaKeys: new Set<string>(),
-      bandwidth: [],
+      bandwidth: new Map(),
+      deferred: new Map(),
       trace,
     };
     // APIM's own errors (OperationNotFound, SubscriptionKeyNotFound / Invalid) go through on-error too,
