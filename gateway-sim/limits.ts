@@ -11,8 +11,8 @@ export type Decision =
       remaining: number;
       /** A bandwidth quota's: counts body bytes of this call, as they pass, into the call's period. */
       countBytes?: (bytes: number) => void;
-      /** A quota's, for a call checked but not counted yet (`later`): counts it. */
-      countCall?: () => void;
+      /** A quota's: counts this call (by `n`) into its period, for a call whose count waited. */
+      countCall?: (n: number) => void;
     }
   | {
       allowed: false;
@@ -62,9 +62,9 @@ export function createLimits(clock: StackClock) {
     },
     /**
      * quota(-by-key): at most `calls` per fixed period, laid end to end from `anchor` (stack ms: the
-     * subscription's start, or quota-by-key's first-period-start); 0 s is one endless period. `count`: `now`
-     * counts the call at once; `counted` checks a call another policy of the same key counted already in
-     * this request; `later` checks it and leaves counting to the decision's `countCall` (increment-condition).
+     * subscription's start, or quota-by-key's first-period-start); 0 s is one endless period. A call passes
+     * while the count is under `calls`, and counts `increment` at once (0: later, by the decision's
+     * `countCall`); `counted` is what another policy of the same key already counted for it in this request.
      * With `kilobytes`, a call passes while the period's bytes are under them; its own are counted as they
      * pass (they are not known before), so the call that uses the last kilobyte up may go past it.
      */
@@ -73,7 +73,8 @@ export function createLimits(clock: StackClock) {
       calls: number,
       periodSeconds: number,
       anchor: number,
-      count: 'now' | 'counted' | 'later' = 'now',
+      increment = 1,
+      counted = 0,
       kilobytes?: number,
     ): Decision {
       const now = clock.now();
@@ -84,17 +85,17 @@ export function createLimits(clock: StackClock) {
       if (!entry || entry.start !== start) entry = { start, count: 0, bytes: 0, period };
       quotas.set(counter, entry);
       const retryAfterSeconds = Math.ceil((entry.start + period - now) / 1000);
-      if (entry.count - (count === 'counted' ? 1 : 0) >= calls) return { allowed: false, retryAfterSeconds };
+      if (entry.count - counted >= calls) return { allowed: false, retryAfterSeconds };
       if (kilobytes !== undefined && entry.bytes >= kilobytes * 1024)
         return { allowed: false, retryAfterSeconds, bandwidth: true };
-      if (count === 'now') entry.count++;
+      entry.count += increment;
       // Counted into the period the call passed in, even when the count comes after it ended.
       const current = entry;
       return {
         allowed: true,
         remaining: calls - entry.count,
-        countCall: () => {
-          current.count++;
+        countCall: (n) => {
+          current.count += n;
         },
         countBytes:
           kilobytes === undefined

@@ -21,7 +21,7 @@ import { expressionContext, type Model, type Template } from './expressions.ts';
 import { BackendError, callBackend, endToEnd } from './forward.ts';
 import { type JwtValidator, refusalReason } from './jwt.ts';
 import type { Limits } from './limits.ts';
-import { period, positive, type Section, type SetValue, type Step } from './policies.ts';
+import { type Amount, period, positive, type Section, type SetValue, type Step } from './policies.ts';
 import { Query } from './query.ts';
 import type { Pipeline } from './scopes.ts';
 import type { Caller } from './subscriptions.ts';
@@ -54,8 +54,8 @@ export interface Exchange {
   variables: Map<string, string>;
   /** Headers policies add to whatever answer goes out (rate-limit counts, CORS). */
   answerHeaders: Headers;
-  /** The quota-by-key counters this request has counted in (each counts it once). */
-  quotaKeys: Set<string>;
+  /** The quota-by-key counters this request has counted in at once, and by how much (each counts it once). */
+  quotaKeys: Map<string, number>;
   /** Bandwidth quotas this call passed, by counter: each counts the body bytes between caller and gateway once. */
   bandwidth: Map<string, (bytes: number) => void>;
   /** quota-by-key counters whose increment-condition decides, once the answer is known, whether this call counts. */
@@ -219,30 +219,36 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
           ? step.periodSeconds
           : period(step.policy, evaluate(step.periodSeconds), fail);
       // quota-by-key counts a request once per key value, however many of its policies use that key (APIM):
-      // the first policy of the value decides, at once, or with an increment-condition once the answer is known.
+      // the first policy of the value decides, at once, or once the answer is known with an increment-condition
+      // or an increment-count expression (APIM postpones those to the end of the outbound pipeline).
+      const counted = ex.quotaKeys.get(counter);
       const deferred = ex.deferred.get(counter);
-      const count = ex.quotaKeys.has(counter)
-        ? 'counted'
-        : deferred || step.incrementCondition
-          ? 'later'
-          : 'now';
+      const later =
+        counted === undefined &&
+        (deferred !== undefined ||
+          step.incrementCondition !== undefined ||
+          typeof step.incrementCount === 'function');
+      const increment = counted !== undefined || later ? 0 : ((step.incrementCount as number) ?? 1);
       const decision = quota
         ? deps.limits.quota(
             counter,
             calls,
             periodSeconds,
             step.firstPeriodStart ?? (ex.caller as Caller).started,
-            count,
+            increment,
+            counted ?? 0,
             step.kilobytes,
           )
         : deps.limits.slidingWindow(counter, calls, periodSeconds);
-      if (step.policy === 'quota-by-key' && count === 'now') ex.quotaKeys.add(counter);
+      if (step.policy === 'quota-by-key' && counted === undefined && !later)
+        ex.quotaKeys.set(counter, increment);
       if (step.totalHeader) ex.answerHeaders[step.totalHeader.toLowerCase()] = String(calls);
       if (decision.allowed) {
-        if (count === 'later') {
-          const later = deferred ?? countLater(ex, counter, step.incrementCondition as Template, decision);
+        if (later) {
+          const waiting = deferred ?? countLater(ex, counter, step, decision);
           // A bandwidth of this policy, when the first of its key value had none.
-          if (decision.countBytes && !later.countBytes) holdBytes(ex, counter, later, decision.countBytes);
+          if (decision.countBytes && !waiting.countBytes)
+            holdBytes(ex, counter, waiting, decision.countBytes);
         } else if (decision.countBytes) ex.bandwidth.set(counter, decision.countBytes);
         if (step.remainingHeader)
           ex.answerHeaders[step.remainingHeader.toLowerCase()] = String(decision.remaining);
@@ -250,8 +256,8 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
         const tally =
           calls === Infinity
             ? `a call under ${step.kilobytes} KB`
-            : `call ${calls - decision.remaining + (count === 'later' ? 1 : 0)} of ${calls}`;
-        const when = count === 'later' ? ' (counted if its increment-condition holds)' : '';
+            : `call ${calls - decision.remaining + (later ? 1 : 0)} of ${calls}`;
+        const when = later ? ' (counted once the answer is known)' : '';
         return note(`${subject}: ${tally} in ${periodSeconds} s, passed${when}`);
       }
       const wait = decision.retryAfterSeconds;
@@ -384,37 +390,54 @@ interface Deferred {
 }
 
 /**
- * quota-by-key's increment-condition: the call, and its body bytes, count only if the condition holds once
- * the answer is known (APIM postpones it to the end of the outbound pipeline; its reference's example reads
- * context.Response.StatusCode). A condition that fails, or whose value is no boolean, leaves the call
- * uncounted (the answer stands; the trace says why).
+ * quota-by-key's increment-condition and increment-count expression: the call, and its body bytes, count
+ * only if the condition holds once the answer is known, by the count's value then (APIM postpones them to
+ * the end of the outbound pipeline; its reference's example reads context.Response.StatusCode). A condition
+ * or count that fails, or whose value is no boolean or positive whole number, leaves the call uncounted (the
+ * answer stands; the trace says why).
  */
 function countLater(
   ex: Exchange,
   counter: string,
-  condition: Template,
-  decision: { countCall?: () => void; countBytes?: (bytes: number) => void },
+  step: { incrementCondition?: Template; incrementCount?: Amount },
+  decision: { countCall?: (n: number) => void; countBytes?: (bytes: number) => void },
 ): Deferred {
+  const { incrementCondition: condition, incrementCount: count = 1 } = step;
+  const fail = (reason: string): never => {
+    throw new Error(reason);
+  };
+  let n = 0;
   const note = (message: string) => ex.trace.add('quota-by-key', `${counter}: ${message}`);
   const deferred: Deferred = {
     held: 0,
     decide: () => {
       try {
         // .NET's bool.Parse: True or False, any case, spaces around.
-        const value = condition(() => context(ex))
-          .trim()
-          .toLowerCase();
+        const value = condition
+          ? condition(() => context(ex))
+              .trim()
+              .toLowerCase()
+          : 'true';
         if (value !== 'true' && value !== 'false')
           throw new Error(`increment-condition is ${JSON.stringify(value)}, not a boolean`);
+        if (value === 'true')
+          n =
+            typeof count === 'number'
+              ? count
+              : positive(
+                  count(() => context(ex)),
+                  'increment-count',
+                  fail,
+                );
         deferred.counts = value === 'true';
       } catch (error) {
         deferred.counts = false;
         return note(`not counted: ${(error as Error).message}`);
       }
       if (!deferred.counts) return note('not counted (increment-condition false)');
-      decision.countCall?.();
+      decision.countCall?.(n);
       deferred.countBytes?.(deferred.held);
-      note('counted (increment-condition true)');
+      note(`counted ${n}${condition ? ' (increment-condition true)' : ''}`);
     },
   };
   ex.deferred.set(counter, deferred);

@@ -49,6 +49,8 @@ export type Step = At &
         kilobytes?: number;
         /** quota-by-key's increment-condition: whether the call counts, decided once its answer is known. */
         incrementCondition?: Template;
+        /** quota-by-key's increment-count: how much a call counts (an expression: decided once its answer is known). */
+        incrementCount?: Amount;
       }
     | { policy: 'rewrite-uri'; template: string; copyUnmatched: boolean }
     | { policy: 'set-backend-service'; baseUrl: Template }
@@ -186,6 +188,12 @@ export const period = (policy: string, value: string | undefined, fail: (reason:
   return seconds;
 };
 
+/** increment-count: a positive whole number, or an expression whose value each call checks so. */
+const incrementCount = (value: string | undefined, fail: (reason: string) => never) => {
+  if (value === undefined) return undefined;
+  return value.trim().startsWith('@') ? compileValue(value) : positive(value, 'increment-count', fail);
+};
+
 /** quota-by-key's default first-period-start (APIM's reference): .NET's DateTime.MinValue. */
 const FIRST_PERIOD_START = '0001-01-01T00:00:00Z';
 
@@ -250,7 +258,8 @@ function compileStep(element: XmlElement, at: At, counter: string, fail: (reason
       if (!element.name.startsWith('quota'))
         known.push('remaining-calls-header-name', 'total-calls-header-name', 'retry-after-header-name');
       if (byKey) known.push('counter-key');
-      if (element.name === 'quota-by-key') known.push('first-period-start', 'increment-condition');
+      if (element.name === 'quota-by-key')
+        known.push('first-period-start', 'increment-condition', 'increment-count');
       // quota and quota-by-key take calls, bandwidth or both (their references).
       const quota = element.name.startsWith('quota');
       if (quota) known.push('bandwidth');
@@ -283,6 +292,7 @@ function compileStep(element: XmlElement, at: At, counter: string, fail: (reason
         kilobytes: a.bandwidth === undefined ? undefined : positive(a.bandwidth, 'bandwidth', fail),
         incrementCondition:
           a['increment-condition'] === undefined ? undefined : compileValue(a['increment-condition']),
+        incrementCount: incrementCount(a['increment-count'], fail),
       };
     }
     case 'rewrite-uri': {

@@ -176,7 +176,7 @@ describe('gateway: quota-by-key, bandwidth and increment-condition', () => {
     // Uncounted: three calls of 600 bytes each, over both the calls and the kilobyte had they counted.
     for (let i = 0; i < 3; i++) expect((await call('a', 'x'.repeat(300), free)).status).toBe(200);
     expect(logs.join('\n')).toMatch(
-      /counted if its increment-condition holds[\s\S]*not counted \(increment-condition false\)/,
+      /counted once the answer is known[\s\S]*not counted \(increment-condition false\)/,
     );
     // Counted (the condition True): two calls, then the calls are used up.
     expect((await call('a', 'small', { 'x-counts': 'True' })).status).toBe(200);
@@ -194,6 +194,32 @@ describe('gateway: quota-by-key, bandwidth and increment-condition', () => {
     expect((await call('a', body)).status).toBe(200);
     expect((await call('a', body)).status).toBe(200);
     expectRefused(await call('a', body), '00:59:(50|4\\d)', 3590, 'bandwidth');
+  });
+});
+
+describe('gateway: quota-by-key, increment-count', () => {
+  it('a number: each call counts that much; a call passes while the count is under calls', async () => {
+    const { call, moveTo } = await gatewayWith(
+      `<quota-by-key calls="3" increment-count="2" renewal-period="3600" ${CLIENT} />`,
+    );
+    moveTo(HOUR, 10_000);
+    // 0, then 2 of 3: both pass; at 4 of 3 the next is refused (by ones, three would pass).
+    expect((await call()).status).toBe(200);
+    expect((await call()).status).toBe(200);
+    expectRefused(await call(), '00:59:(50|4\\d)', 3590);
+  });
+
+  it('an expression: evaluated once the answer is known; its value is the count', async () => {
+    const { call, moveTo } = await gatewayWith(
+      `<quota-by-key calls="3" increment-count="@(context.Request.Headers.GetValueOrDefault(&quot;x-cost&quot;, &quot;1&quot;))" renewal-period="3600" ${CLIENT} />`,
+    );
+    moveTo(HOUR, 10_000);
+    expect((await call('a', undefined, { 'x-cost': '3' })).status).toBe(200);
+    expectRefused(await call(), '00:59:(50|4\\d)', 3590);
+    // A value that is no positive whole number counts nothing; the answer stands.
+    expect((await call('b', undefined, { 'x-cost': 'lots' })).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await call('b')).status).toBe(200);
+    expect((await call('b')).status).toBe(403);
   });
 });
 

@@ -69,7 +69,7 @@ describe('gateway: anything malformed or unsupported refuses the start, naming f
     );
   });
 
-  it("quota-by-key: a period under 300 s (its reference's minimum), a first-period-start that is no yyyy-MM-ddTHH:mm:ssZ date, a bandwidth that is no positive whole number, an increment-condition outside the expression subset", async () => {
+  it("quota-by-key: a period under 300 s (its reference's minimum), a first-period-start that is no yyyy-MM-ddTHH:mm:ssZ date, a bandwidth or increment-count that is no positive whole number, an increment-condition outside the expression subset", async () => {
     const quotaByKey = (attributes: string) => (dir: string) =>
       editArtifact(dir, FUNCTIONS_POLICY, (text) =>
         text.replace(
@@ -90,6 +90,10 @@ describe('gateway: anything malformed or unsupported refuses the start, naming f
     await refused(
       quotaByKey('renewal-period="300" bandwidth="1.5"'),
       `${at}bandwidth must be a positive whole number`,
+    );
+    await refused(
+      quotaByKey('renewal-period="300" increment-count="0"'),
+      `${at}increment-count must be a positive whole number`,
     );
     await refused(
       quotaByKey('renewal-period="300" increment-condition="@(context.Response.StatusCode == 200)"'),

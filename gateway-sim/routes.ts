@@ -196,7 +196,7 @@ export function gatewayHandler(options: RoutesOptions) {
       query: Query.ofTarget(req.url ?? ''),
       variables: new Map<string, string>(),
       answerHeaders: {},
-      quotaKeys: new Set<string>(),
+      quotaKeys: new Map(),
       bandwidth: new Map(),
       deferred: new Map(),
       trace,
