@@ -7,7 +7,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { testDataDir } from '../core/testing.ts';
+import { testDataDir, waitFor } from '../core/testing.ts';
 import { appEnvironment } from '../functions-host/config.ts';
 import { appPath } from '../functions-host/test/helpers.ts';
 import { type Stack, start } from './launcher.ts';
@@ -45,11 +45,20 @@ describe('apps started with --inspect', () => {
   let stack: Stack;
   afterAll(() => stack?.stop());
 
-  /** The port the process of `component` says its inspector listens on, and the targets it lists there. */
+  /**
+   * The port the process of `component` says its inspector listens on, and the targets it lists there.
+   * Its line is awaited: the launcher copies the process's output into its log through a write stream, so
+   * the line may land a moment after the start resolves.
+   */
   async function inspector(component: string) {
-    const log = readFileSync(stack.description.logs[component] as string, 'utf8');
-    const port = /Debugger listening on ws:\/\/127\.0\.0\.1:(\d+)\//.exec(log)?.[1];
-    expect(port, log).toBeDefined();
+    const port = await waitFor(
+      `${component}'s inspector in its log`,
+      () =>
+        /Debugger listening on ws:\/\/127\.0\.0\.1:(\d+)\//.exec(
+          readFileSync(stack.description.logs[component] as string, 'utf8'),
+        )?.[1],
+      10_000,
+    );
     return (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { type: string }[];
   }
   const argv = (name: string) => readFileSync(`/proc/${stack.pids()[name]}/cmdline`, 'utf8').split('\0');
