@@ -85,7 +85,10 @@ export interface CliStart {
   child: ChildProcess;
   /** Everything it printed so far (stdout and stderr). */
   output(): string;
-  /** Its exit code (null when a signal ended it: see `child.signalCode`). */
+  /**
+   * Its exit code (null when a signal ended it: see `child.signalCode`), once its output is read to the
+   * end: Node may tell a child's exit before the last lines it printed (`stopped.`) arrive.
+   */
   exited: Promise<number | null>;
 }
 export interface CliStack extends CliStart {
@@ -121,7 +124,7 @@ export function spawnCli(place: CliPlace, ...args: string[]): CliStart {
   };
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
   return { child, output: () => output, exited };
 }
 
