@@ -31,12 +31,14 @@ const TOKEN = /\s*(?:("(?:[^"\\]|\\.)*")|(\d+(?:\.\d+)?)|([A-Za-z_]\w*)|(\?\?|[.
 
 function tokenize(source: string): string[] {
   const tokens: string[] = [];
-  TOKEN.lastIndex = 0;
-  while (TOKEN.lastIndex < source.length) {
-    if (/^\s*$/.test(source.slice(TOKEN.lastIndex))) break;
+  let at = 0;
+  while (!/^\s*$/.test(source.slice(at))) {
+    TOKEN.lastIndex = at;
     const match = TOKEN.exec(source);
-    if (!match) throw new ExpressionError(`unexpected "${source.slice(TOKEN.lastIndex).trim()[0]}"`);
+    // A failed sticky match resets lastIndex to 0: the offending character is at `at`, past any spaces.
+    if (!match) throw new ExpressionError(`unexpected "${source.slice(at).trim()[0]}"`);
     tokens.push(match[0].trim());
+    at = TOKEN.lastIndex;
   }
   return tokens;
 }
