@@ -2,7 +2,8 @@
  * Policy expressions: a small, safe subset of APIM's C# expressions, interpreted (never `eval`).
  *
  *   @(expr)  or  @{ return expr; }
- *   expr := term ( ("+" | "??") term )*
+ *   expr := a ? b : c | a ?? b | a || b | a && b | a == b | a != b | a < b | a <= b | a > b | a >= b | a + b
+ *           | !a | term      (C#'s precedence and associativity, loosest first)
  *   term := "string" | number | true | false | null | ( expr ) | context member-chain
  *   member-chain := .Name | .Name(args) | .Name<Type>(args) | [expr]
  *
@@ -19,15 +20,20 @@ export interface Model {
 
 export class ExpressionError extends Error {}
 
+type Binary = '+' | '??' | '==' | '!=' | '<' | '<=' | '>' | '>=' | '&&' | '||';
+
 type Node =
   | { kind: 'literal'; value: Value }
   | { kind: 'context' }
   | { kind: 'member'; target: Node; name: string }
   | { kind: 'call'; target: Node; name: string; args: Node[] }
   | { kind: 'index'; target: Node; key: Node }
-  | { kind: 'binary'; op: '+' | '??'; left: Node; right: Node };
+  | { kind: 'not'; operand: Node }
+  | { kind: 'conditional'; test: Node; then: Node; else: Node }
+  | { kind: 'binary'; op: Binary; left: Node; right: Node };
 
-const TOKEN = /\s*(?:("(?:[^"\\]|\\.)*")|(\d+(?:\.\d+)?)|([A-Za-z_]\w*)|(\?\?|[.()[\]<>,+;]))/y;
+const TOKEN =
+  /\s*(?:("(?:[^"\\]|\\.)*")|(\d+(?:\.\d+)?)|([A-Za-z_]\w*)|(\?\?|==|!=|<=|>=|&&|\|\||[.()[\]<>,+;!?:]))/y;
 
 function tokenize(source: string): string[] {
   const tokens: string[] = [];
@@ -43,23 +49,49 @@ function tokenize(source: string): string[] {
   return tokens;
 }
 
+/** C#'s binary operators, loosest first; each level's operands are of the next level. */
+const LEVELS: Binary[][] = [['||'], ['&&'], ['==', '!='], ['<', '<=', '>', '>='], ['+']];
+
 function parse(source: string): Node {
   const tokens = tokenize(source);
   let at = 0;
-  const peek = () => tokens[at];
+  const peek = (ahead = 0) => tokens[at + ahead];
   const take = (expected?: string) => {
     const token = tokens[at++];
     if (token === undefined || (expected !== undefined && token !== expected))
       throw new ExpressionError(`expected ${expected ?? 'more'} but found ${token ?? 'the end'}`);
     return token;
   };
+  // expr := coalesce ( "?" expr ":" expr )?   (right to left, as C#'s conditional)
   const expr = (): Node => {
-    let left = term();
-    while (peek() === '+' || peek() === '??') {
-      const op = take() as '+' | '??';
-      left = { kind: 'binary', op, left, right: term() };
+    const test = coalesce();
+    if (peek() !== '?') return test;
+    take('?');
+    const then = expr();
+    take(':');
+    return { kind: 'conditional', test, then, else: expr() };
+  };
+  // coalesce := binary ( "??" coalesce )?   (right to left, and looser than ||, as in C#)
+  const coalesce = (): Node => {
+    const left = binary(0);
+    if (peek() !== '??') return left;
+    take('??');
+    return { kind: 'binary', op: '??', left, right: coalesce() };
+  };
+  const binary = (level: number): Node => {
+    const ops = LEVELS[level];
+    if (!ops) return unary();
+    let left = binary(level + 1);
+    while (ops.includes(peek() as Binary)) {
+      const op = take() as Binary;
+      left = { kind: 'binary', op, left, right: binary(level + 1) };
     }
     return left;
+  };
+  const unary = (): Node => {
+    if (peek() !== '!') return term();
+    take('!');
+    return { kind: 'not', operand: unary() };
   };
   const args = (): Node[] => {
     take('(');
@@ -93,8 +125,9 @@ function parse(source: string): Node {
         take('.');
         const name = take();
         if (!/^[A-Za-z_]\w*$/.test(name)) throw new ExpressionError(`expected a member name after "."`);
-        // A generic argument (`GetValueOrDefault<string>`) changes nothing here: values are untyped.
-        if (peek() === '<') {
+        // A generic argument (`GetValueOrDefault<string>(`) changes nothing here: values are untyped.
+        // As C# does, `<` is one only when `Name > (` follows; else it is a comparison.
+        if (peek() === '<' && /^[A-Za-z_]\w*$/.test(peek(1) ?? '') && peek(2) === '>' && peek(3) === '(') {
           take('<');
           take();
           take('>');
@@ -119,33 +152,97 @@ function member(target: Value, name: string): Value {
   return target[name] as Value;
 }
 
+/** A value's C# type, as the compiler's messages name it. */
+function typeName(value: Value): string {
+  if (value === null) return '<null>';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'int' : 'double';
+  if (typeof value === 'boolean') return 'bool';
+  return typeof value === 'string' ? 'string' : 'object';
+}
+
+/** C#'s type rules for the operators (CS0019, CS0023, CS0029, CS0173), checked on the values at hand. */
+const mismatch = (op: string, left: Value, right: Value) =>
+  new ExpressionError(
+    `Operator '${op}' cannot be applied to operands of type '${typeName(left)}' and '${typeName(right)}'`,
+  );
+
+function bool(value: Value): boolean {
+  if (typeof value !== 'boolean')
+    throw new ExpressionError(`Cannot implicitly convert type '${typeName(value)}' to 'bool'`);
+  return value;
+}
+
+function compare(op: Binary, left: Value, right: Value): boolean {
+  if (op === '==' || op === '!=') {
+    // null equals only null; otherwise both sides must be of one simple type (numbers of either kind).
+    const comparable =
+      left === null ||
+      right === null ||
+      (typeof left === typeof right && typeof left !== 'object' && typeof left !== 'function');
+    if (!comparable) throw mismatch(op, left, right);
+    return (left === right) === (op === '==');
+  }
+  // Relational operators take numbers only (C#'s string has none).
+  if (typeof left !== 'number' || typeof right !== 'number') throw mismatch(op, left, right);
+  if (op === '<') return left < right;
+  if (op === '<=') return left <= right;
+  return op === '>' ? left > right : left >= right;
+}
+
 function evaluate(node: Node, context: Model, dryRun: boolean): Value {
+  // A dry run evaluates every operand, so that each member and type is checked whichever way a call goes.
+  const run = (inner: Node) => evaluate(inner, context, dryRun);
   switch (node.kind) {
     case 'literal':
       return node.value;
     case 'context':
       return context;
     case 'member':
-      return member(evaluate(node.target, context, dryRun), node.name);
+      return member(run(node.target), node.name);
     case 'index': {
-      const indexer = member(evaluate(node.target, context, dryRun), '[]');
+      const indexer = member(run(node.target), '[]');
       if (typeof indexer !== 'function') throw new ExpressionError('not indexable');
-      return indexer(evaluate(node.key, context, dryRun));
+      return indexer(run(node.key));
     }
     case 'call': {
-      const fn = member(evaluate(node.target, context, dryRun), node.name);
+      const fn = member(run(node.target), node.name);
       if (typeof fn !== 'function') throw new ExpressionError(`${node.name} is not a method`);
-      return fn(...node.args.map((arg) => evaluate(arg, context, dryRun)));
+      return fn(...node.args.map(run));
+    }
+    case 'not': {
+      const operand = run(node.operand);
+      if (typeof operand !== 'boolean')
+        throw new ExpressionError(`Operator '!' cannot be applied to operand of type '${typeName(operand)}'`);
+      return !operand;
+    }
+    case 'conditional': {
+      const test = bool(run(node.test));
+      if (!dryRun) return run(test ? node.then : node.else);
+      const [then, otherwise] = [run(node.then), run(node.else)];
+      if (then !== null && otherwise !== null && typeName(then) !== typeName(otherwise))
+        throw new ExpressionError(
+          `Type of conditional expression cannot be determined because there is no implicit conversion between '${typeName(then)}' and '${typeName(otherwise)}'`,
+        );
+      return test ? then : otherwise;
     }
     case 'binary': {
-      const left = evaluate(node.left, context, dryRun);
-      if (node.op === '??') {
-        // A dry run checks both sides; a real one evaluates the right side only when needed.
+      const left = run(node.left);
+      const { op } = node;
+      if (op === '??') {
         if (left !== null && !dryRun) return left;
-        const right = evaluate(node.right, context, dryRun);
+        const right = run(node.right);
         return left ?? right;
       }
-      return `${text(left)}${text(evaluate(node.right, context, dryRun))}`;
+      if (op === '&&' || op === '||') {
+        if (typeof left !== 'boolean') throw mismatch(op, left, run(node.right));
+        // The right side runs only when the left does not decide.
+        if (!dryRun && left === (op === '||')) return left;
+        const right = run(node.right);
+        if (typeof right !== 'boolean') throw mismatch(op, left, right);
+        return op === '&&' ? left && right : left || right;
+      }
+      if (op === '+') return `${text(left)}${text(run(node.right))}`;
+      return compare(op, left, run(node.right));
     }
   }
 }

@@ -19,8 +19,13 @@ afterEach(async () => {
  * the task-manager product runs them, and `outbound` in its outbound section); `call` sends Get Tasks with
  * the subscription's key.
  */
-async function gatewayWith(policies: string, subscription = 'task-manager-all-apis', outbound = '') {
-  const backend = await startBackend();
+async function gatewayWith(
+  policies: string,
+  subscription = 'task-manager-all-apis',
+  outbound = '',
+  answer?: Parameters<typeof startBackend>[0],
+) {
+  const backend = await startBackend(answer);
   const gw: TestGateway = await startGateway({
     functionApp: backend.url,
     webApp: backend.url,
@@ -182,6 +187,22 @@ describe('gateway: quota-by-key, bandwidth and increment-condition', () => {
     expect((await call('a', 'small', { 'x-counts': 'True' })).status).toBe(200);
     expect((await call('a', 'small')).status).toBe(200);
     expectRefused(await call('a', 'small', free), '00:59:(50|4\\d)', 3590);
+  });
+
+  it("increment-condition: the reference's example (StatusCode >= 200 && StatusCode < 400) counts successes only", async () => {
+    const { call, moveTo } = await gatewayWith(
+      `<quota-by-key calls="2" renewal-period="3600" increment-condition="@(context.Response.StatusCode &gt;= 200 &amp;&amp; context.Response.StatusCode &lt; 400)" ${CLIENT} />`,
+      undefined,
+      undefined,
+      // The backend answers with the status the caller asks for.
+      (req, res) => res.writeHead(Number(req.headers['x-status'] ?? 200)).end(),
+    );
+    moveTo(HOUR, 10_000);
+    for (const status of ['404', '500', '400'])
+      expect((await call('a', undefined, { 'x-status': status })).status).toBe(Number(status));
+    expect((await call('a', undefined, { 'x-status': '204' })).status).toBe(204);
+    expect((await call('a', undefined, { 'x-status': '399' })).status).toBe(399);
+    expectRefused(await call('a'), '00:59:(50|4\\d)', 3590);
   });
 
   it('increment-condition: a counted call counts its request bytes, held until the condition decided, and its response bytes', async () => {

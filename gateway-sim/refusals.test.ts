@@ -96,8 +96,10 @@ describe('gateway: anything malformed or unsupported refuses the start, naming f
       `${at}increment-count must be a positive whole number`,
     );
     await refused(
-      quotaByKey('renewal-period="300" increment-condition="@(context.Response.StatusCode == 200)"'),
-      `${at}expression: unexpected`,
+      quotaByKey(
+        'renewal-period="300" increment-condition="@(context.Response.StatusCode == &quot;200&quot;)"',
+      ),
+      `${at}expression: Operator '==' cannot be applied to operands of type 'int' and 'string'`,
     );
   });
 
