@@ -46,6 +46,9 @@ describe('expressions: comparison, logical and conditional operators', () => {
     ['"x" ?? "a" + "b"', 'x'],
     ['false ? "a" : true ? "b" : "c"', 'b'],
     ['true ? "a" : "b" + "c"', 'a'],
+    // + adds numbers, concatenates anything else.
+    ['context.Response.StatusCode + 1 == 201', 'True'],
+    ['context.Response.StatusCode + "1"', '2001'],
   ];
   it.each(cases)('%s is %s', (source, value) => expect(run(source)).toBe(value));
 

@@ -241,7 +241,13 @@ function evaluate(node: Node, context: Model, dryRun: boolean): Value {
         if (typeof right !== 'boolean') throw mismatch(op, left, right);
         return op === '&&' ? left && right : left || right;
       }
-      if (op === '+') return `${text(left)}${text(run(node.right))}`;
+      if (op === '+') {
+        // C# adds two numbers (StatusCode + 1 is 201); with anything else, as here, it concatenates.
+        const right = run(node.right);
+        return typeof left === 'number' && typeof right === 'number'
+          ? left + right
+          : `${text(left)}${text(right)}`;
+      }
       return compare(op, left, run(node.right));
     }
   }
