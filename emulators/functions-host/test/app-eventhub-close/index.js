@@ -1,9 +1,15 @@
-const { existsSync } = require('node:fs');
+const { existsSync, watch } = require('node:fs');
+const { dirname } = require('node:path');
 const { app } = require('@azure/functions');
 
-/** Resolves once the file named by the RELEASE_FILE setting exists (the test writes it). */
+/** Resolves once the file named by the RELEASE_FILE setting exists: told when the test writes it, not polled. */
 async function released() {
-  while (!existsSync(process.env.RELEASE_FILE)) await new Promise((resolve) => setTimeout(resolve, 10));
+  const file = process.env.RELEASE_FILE;
+  await new Promise((resolve) => {
+    const done = () => existsSync(file) && resolve(watcher.close());
+    const watcher = watch(dirname(file), done);
+    done();
+  });
 }
 
 // Bodies starting `hold-` run until the test releases them.

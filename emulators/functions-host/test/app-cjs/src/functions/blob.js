@@ -1,11 +1,17 @@
-const { existsSync } = require('node:fs');
+const { existsSync, watch } = require('node:fs');
+const { dirname } = require('node:path');
 const { app, output } = require('@azure/functions');
 
 /** blob-events.test.ts holds the runs of `held-*` blobs until the file its setting `HeldRunsRelease` names exists. */
 async function held(name) {
-  const release = process.env.HeldRunsRelease;
-  while (release && name.startsWith('held-') && !existsSync(release))
-    await new Promise((resolve) => setTimeout(resolve, 20));
+  const file = process.env.HeldRunsRelease;
+  if (!file || !name.startsWith('held-')) return;
+  // Told by the file system when the test writes it, not polled.
+  await new Promise((resolve) => {
+    const done = () => existsSync(file) && resolve(watcher.close());
+    const watcher = watch(dirname(file), done);
+    done();
+  });
 }
 
 const processed = output.storageBlob({ path: 'processed/{name}.txt', connection: 'StorageConnection' });
