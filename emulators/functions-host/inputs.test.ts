@@ -1,8 +1,10 @@
 /** Blob and Cosmos DB input bindings, against Azurite and the Cosmos emulator, values in context.extraInputs. */
+import { createServer, request } from 'node:http';
 import { join } from 'node:path';
 import { type Container, CosmosClient } from '@azure/cosmos';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { close, listen } from '../core/http.ts';
 import { testContext, testDataDir, waitFor } from '../core/testing.ts';
 import { NO_IDENTITY } from '../cosmos/testing.ts';
 import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
@@ -22,6 +24,27 @@ const get = async (path: string) => {
   return { status: response.status, body: response.status === 200 ? await response.json() : null };
 };
 
+/**
+ * Azurite behind a proxy that rewrites `notes/changing.txt`, one byte longer, after reading each answer
+ * about it from Azurite and before passing it on: a reader that makes two requests (properties, then the
+ * content) sees two versions.
+ */
+let rewrites = 0;
+const proxy = createServer((req, res) => {
+  const { hostname, port } = new URL(blob.endpoints.blob as string);
+  const upstream = request(
+    { hostname, port, path: req.url, method: req.method, headers: req.headers },
+    async (answer) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of answer) chunks.push(chunk as Buffer);
+      if (req.url?.includes('/notes/changing.txt'))
+        await put('notes', 'changing.txt', `v${++rewrites}`.padEnd(rewrites + 9, '.'));
+      res.writeHead(answer.statusCode ?? 502, answer.headers).end(Buffer.concat(chunks));
+    },
+  );
+  req.pipe(upstream);
+});
+
 beforeAll(async () => {
   // One after the other: the first start creates the data directory's keys, which the second reads.
   blob = await startComponent('blob', { port: 0 }, data.dir);
@@ -37,9 +60,10 @@ beforeAll(async () => {
   ({ container: tasks } = await database.containers.createIfNotExists({ id: 'Tasks', partitionKey: '/id' }));
   const connectionString = blob.endpoints.connectionString as string;
   storage = BlobServiceClient.fromConnectionString(connectionString);
+  const proxied = `http://127.0.0.1:${await listen(proxy, 0)}/`;
   const settings = {
     AzureWebJobsSecretStorageType: 'files',
-    StorageConnection: connectionString,
+    StorageConnection: connectionString.replace(/BlobEndpoint=http:\/\/[^/]+\//, `BlobEndpoint=${proxied}`),
     DocumentDbConnection: `AccountEndpoint=${endpoint};AccountKey=${secrets.cosmosKey};`,
     NotesContainer: 'settings',
   };
@@ -52,6 +76,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await host?.stop();
+  await close(proxy);
   client?.dispose();
   await Promise.all([cosmos?.stop(), blob?.stop()]);
   data.remove();
@@ -78,6 +103,12 @@ describe('blob input (input.storageBlob)', () => {
       status: 200,
       body: { kind: 'object', value: { colour: 'teal' } },
     });
+  });
+
+  it('reads one version of a blob rewritten while it is read, whole', async () => {
+    await put('notes', 'changing.txt', 'v0');
+    expect(await get('notes/changing')).toEqual({ status: 200, body: { kind: 'buffer', text: 'v0' } });
+    expect(rewrites).toBe(1); // one request
   });
 
   it('gives undefined for a missing blob or container, as the host sends a null value', async () => {

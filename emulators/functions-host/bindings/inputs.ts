@@ -5,7 +5,7 @@
  * the library turns into `undefined`. Other input types fail the invocation with a clear message.
  */
 import type { StackClock } from '../../core/clock.ts';
-import { blobService, cosmosClient, isNotFound, type Settings } from '../connections.ts';
+import { blobService, cosmosClient, downloadBlob, isNotFound, type Settings } from '../connections.ts';
 import type { BindingInfo, RegisteredFunction, RpcParameterBinding, RpcTypedData } from '../core-api.ts';
 import { perFunction } from '../host.ts';
 import type { BindingData, InputReader } from '../invoke.ts';
@@ -24,7 +24,8 @@ async function readBlob(binding: BindingInfo, settings: Settings, path: string):
     .getContainerClient(container)
     .getBlobClient(blob);
   try {
-    const content = await client.downloadToBuffer();
+    // One request, so the content is one version's even while the blob is rewritten.
+    const { content } = await downloadBlob(client);
     return binding.dataType === 'string' ? { string: content.toString('utf8') } : { bytes: content };
   } catch (error) {
     if (isNotFound(error)) return NULL;

@@ -11,7 +11,7 @@
  * instant, anywhere in the listing, is seen by the next sweep.
  */
 import type { BlobServiceClient, ContainerClient } from '@azure/storage-blob';
-import { isNotFound } from '../connections.ts';
+import { downloadBlob, isNotFound } from '../connections.ts';
 import { HOSTS_CONTAINER } from './blob-receipts.ts';
 
 /** The runtime's budget of blobs listed per container and poll. */
@@ -53,7 +53,7 @@ export class ContainerScan {
 
   async load(): Promise<void> {
     try {
-      const text = (await this.#info.downloadToBuffer()).toString('utf8');
+      const text = (await downloadBlob(this.#info)).content.toString('utf8');
       this.#latestScan = Date.parse((JSON.parse(text) as { LatestScan: string }).LatestScan) || 0;
       this.#saved = this.#latestScan;
     } catch (error) {
