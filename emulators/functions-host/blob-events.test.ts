@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { close, listen } from '../core/http.ts';
 import { testDataDir, waitFor } from '../core/testing.ts';
 import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
+import { downloadBlob } from './connections.ts';
 import { appPath, appWithHostJson, followLog } from './test/helpers.ts';
 
 const data = testDataDir();
@@ -162,7 +163,7 @@ describe('blob trigger told of new blobs by the blob events', () => {
       await storage.getContainerClient('scratch').getBlockBlobClient('tick').upload('', 0);
       for await (const info of hosts.listBlobsFlat({ prefix: 'blobscaninfo/' })) {
         if (!info.name.endsWith('/tasks/scanInfo')) continue;
-        const stored = JSON.parse((await hosts.getBlobClient(info.name).downloadToBuffer()).toString());
+        const stored = JSON.parse((await downloadBlob(hosts.getBlobClient(info.name))).content.toString());
         return Date.parse(stored.LatestScan) > (lastModified?.getTime() ?? 0);
       }
       return false;

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StackSecrets } from '../core/secrets.ts';
 import { testContext, testDataDir, waitFor } from '../core/testing.ts';
 import type { ComponentUnderTest } from '../stack/test-support.ts';
+import { downloadBlob } from './connections.ts';
 import { followLog, hostIdOf, startCjsHostOnBlob } from './test/helpers.ts';
 import { ContainerScan } from './triggers/blob-scan.ts';
 
@@ -24,7 +25,7 @@ let hostId: string;
 const base = () => host.endpoints.baseUrl as string;
 const count = (message: string) => log().filter((entry) => entry.message === message).length;
 const text = async (container: string, name: string) =>
-  (await storage.getContainerClient(container).getBlobClient(name).downloadToBuffer()).toString('utf8');
+  (await downloadBlob(storage.getContainerClient(container).getBlobClient(name))).content.toString('utf8');
 const upload = (container: string, name: string, content: string) =>
   storage.getContainerClient(container).getBlockBlobClient(name).upload(content, Buffer.byteLength(content));
 const names = async (container: string, prefix?: string) => {
@@ -38,7 +39,7 @@ const names = async (container: string, prefix?: string) => {
 const poisonFor = async (container: string, name: string, etag?: string) => {
   const poison = storage.getContainerClient('webjobs-blobtrigger-poison');
   for (const found of await names('webjobs-blobtrigger-poison').catch(() => [])) {
-    const message = JSON.parse((await poison.getBlobClient(found).downloadToBuffer()).toString('utf8'));
+    const message = JSON.parse((await downloadBlob(poison.getBlobClient(found))).content.toString('utf8'));
     const same = message.ContainerName === container && message.BlobName === name;
     if (same && (etag === undefined || message.ETag === etag)) return message;
   }
@@ -180,8 +181,8 @@ describe('blob trigger', () => {
       .getContainerClient('azure-webjobs-hosts')
       .getBlobClient(`blobscaninfo/scan-test/${storage.accountName}/scanned/scanInfo`);
     const stored = async () => {
-      const { LatestScan } = JSON.parse((await info.downloadToBuffer()).toString('utf8'));
-      return { mark: Date.parse(LatestScan), etag: (await info.getProperties()).etag };
+      const { content, etag } = await downloadBlob(info);
+      return { mark: Date.parse(JSON.parse(content.toString('utf8')).LatestScan), etag };
     };
     const scan = new ContainerScan(storage, container, 'scan-test', '');
     await scan.load();

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDataDir, waitFor } from '../core/testing.ts';
 import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
+import { downloadBlob } from './connections.ts';
 import { appPath, type EventHubsStores, readLog, startEventHubsStores } from './test/helpers.ts';
 
 const data = testDataDir();
@@ -45,7 +46,7 @@ const status = async (fn: string) => {
   const container = stores.storage.getContainerClient('azure-webjobs-hosts');
   for await (const item of container.listBlobsFlat({ prefix: 'timers/' }))
     if (item.name.endsWith(`/Host.Functions.${fn}/status`))
-      return JSON.parse((await container.getBlobClient(item.name).downloadToBuffer()).toString()) as {
+      return JSON.parse((await downloadBlob(container.getBlobClient(item.name))).content.toString()) as {
         Last: string;
         Next: string;
       };

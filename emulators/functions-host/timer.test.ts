@@ -4,6 +4,7 @@ import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testContext, testDataDir, waitFor } from '../core/testing.ts';
 import type { ComponentUnderTest } from '../stack/test-support.ts';
+import { downloadBlob } from './connections.ts';
 import { hostIdOf, readLog, startCjsHostOnBlob } from './test/helpers.ts';
 
 const FIVE_MINUTES = 5 * 60_000;
@@ -26,8 +27,8 @@ const ticks = (pastDue: boolean) =>
 const readStatus = async () =>
   JSON.parse(
     (
-      await storage.getContainerClient('azure-webjobs-hosts').getBlobClient(statusPath).downloadToBuffer()
-    ).toString(),
+      await downloadBlob(storage.getContainerClient('azure-webjobs-hosts').getBlobClient(statusPath))
+    ).content.toString(),
   ) as ScheduleStatus;
 
 beforeAll(async () => {
