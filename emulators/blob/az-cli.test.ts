@@ -10,7 +10,18 @@ import { type Stack, start } from '../stack/launcher.ts';
  * the stack's connection string, and the account name, key and endpoint given one by one.
  */
 const data = testDataDir();
-const config = join(data.dir, 'az');
+/**
+ * az's configuration lives beside the test run's CA (vitest.config.ts) from one run to the next, as a
+ * user's ~/.azure does: az builds its command index on a configuration's first use (it loads every
+ * command module, ~2 s of CPU), and again only for another version of az.
+ */
+const config = join(process.env.TASKSTACK_TEST_SHARED_DIR ?? data.dir, 'az');
+/**
+ * az before 2.60 imports distutils at every start, and setuptools' shim (Debian's python3-setuptools)
+ * answers with the whole of setuptools, ~0.35 s of CPU a call; Python's own distutils costs nothing.
+ * Python 3.12 has none of its own: there the shim stays (see warmUp). az 2.60 on imports no distutils.
+ */
+let ownDistutils: Record<string, string> = { SETUPTOOLS_USE_DISTUTILS: 'stdlib' };
 let stack: Stack;
 let connection: string;
 /** The discard port: a proxy there refuses at once, and nothing sent to it leaves the machine. */
@@ -36,6 +47,7 @@ function az(...args: string[]): Promise<{ code: number | string; stdout: string;
         env: {
           ...Object.fromEntries(inherited),
           ...loopbackOnly,
+          ...ownDistutils,
           AZURE_CONFIG_DIR: config,
           AZURE_CORE_COLLECT_TELEMETRY: 'false',
           AZURE_CORE_NO_COLOR: 'true',
@@ -57,12 +69,21 @@ async function azJson(...args: string[]): Promise<unknown> {
   return result.stdout.trim() ? JSON.parse(result.stdout) : undefined;
 }
 
+/**
+ * A first call, while the stack starts: it builds the command index where there is none or az has
+ * changed (the tests' calls, side by side, then only read it), and finds whether Python has distutils.
+ */
+async function warmUp() {
+  const first = await az('storage', '--help');
+  if (!first.stderr.includes("No module named 'distutils'")) return first;
+  ownDistutils = {};
+  return az('storage', '--help');
+}
+
 beforeAll(async () => {
-  // On a configuration's first use az builds its command index (it loads every command module, ~1 s of
-  // CPU): once, while the stack starts; the tests' calls, side by side, then only read it.
   const [started, indexed] = await Promise.all([
     start({ dataDir: data.dir, ports: 'free', console: false, components: ['blob'] }),
-    az('storage', '--help'),
+    warmUp(),
   ]);
   stack = started;
   expect(indexed.code, indexed.stderr).toBe(0);
