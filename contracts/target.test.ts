@@ -188,13 +188,16 @@ describe('a target written by hand', () => {
     const gatewayUrl = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
     try {
       const untrusted = write('untrusted.json', { gatewayUrl, subscriptionKey: 'k' });
-      const refused = await run(['conformance', '--target', untrusted]);
+      const trusted = write('trusted.json', { gatewayUrl, subscriptionKey: 'k', dataDir });
+      // Side by side: only the trusted run's request reaches the server (and notes the commands).
+      const [refused, answered] = await Promise.all([
+        run(['conformance', '--target', untrusted]),
+        run(['conformance', '--target', trusted]),
+      ]);
       // Node's own words, then ours (Node 24 adds a hint of its own between them).
       expect(refused.stdout).toMatch(
         /^FAIL .* fetch failed: unable to verify the first certificate(; [^(]*)? \(a local stack’s CA: give the target its dataDir, or set NODE_EXTRA_CA_CERTS=<data dir>\/ca\/ca\.pem\)$/m,
       );
-      const trusted = write('trusted.json', { gatewayUrl, subscriptionKey: 'k', dataDir });
-      const answered = await run(['conformance', '--target', trusted]);
       expect(answered.stdout).toMatch(/^FAIL .* status 200, expected 401/m);
       expect(answered.stdout).not.toContain('certificate');
       expectBundled('contracts__conformance');
