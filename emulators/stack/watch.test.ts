@@ -190,20 +190,24 @@ describe('a stack started with watch', () => {
 describe('taskstack start', () => {
   it('watches the apps, as func start does, unless --no-watch', async () => {
     const said = 'stack | watching system/web: an edit rebuilds its app and reloads it';
-    for (const [flags, watching] of [
+    // The two starts side by side: each has its own data directory and draws its own free ports.
+    const starts = [
       [[], true],
       [['--no-watch'], false],
-    ] as const) {
-      const cliData = testDataDir();
-      try {
-        const cliStack = await startCli(cliData.dir, '--free-ports', '--components', 'web', ...flags);
-        process.kill(-(cliStack.child.pid as number), 'SIGINT');
-        expect(await cliStack.exited).toBe(0);
-        expect(cliStack.output().includes(said), cliStack.output()).toBe(watching);
-      } finally {
-        cliData.remove();
-      }
-    }
+    ] as const;
+    await Promise.all(
+      starts.map(async ([flags, watching]) => {
+        const cliData = testDataDir();
+        try {
+          const cliStack = await startCli(cliData.dir, '--free-ports', '--components', 'web', ...flags);
+          process.kill(-(cliStack.child.pid as number), 'SIGINT');
+          expect(await cliStack.exited).toBe(0);
+          expect(cliStack.output().includes(said), cliStack.output()).toBe(watching);
+        } finally {
+          cliData.remove();
+        }
+      }),
+    );
   });
 });
 
