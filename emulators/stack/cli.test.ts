@@ -18,38 +18,48 @@ import { serviceNames } from '../registry.ts';
 import { parseStackOptions } from './options.ts';
 import { freePort, stackPorts } from './ports.ts';
 import { removalRefusal } from './stackfile.ts';
-import { cli } from './test-support.ts';
+import { cli, runCli } from './test-support.ts';
 
 const execFileAsync = promisify(execFile);
-const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-  spawnSync(process.execPath, cli(...args), { encoding: 'utf8', env: { ...process.env, ...env } });
+/**
+ * A command run to its end, in this process's environment plus `env`. Not spawnSync: the tests of a
+ * group run side by side (describe.concurrent), each command a process of its own.
+ */
+const run = (args: string[], env: NodeJS.ProcessEnv = {}, options: Parameters<typeof runCli>[2] = {}) =>
+  runCli(args, { ...process.env, ...env }, options);
+/** Each command of `commands`, side by side, with `--data-dir dir` after it. */
+const runEach = (commands: string[][], dir: string) =>
+  Promise.all(commands.map((command) => run([...command, '--data-dir', dir])));
 const HINT = '`taskstack help` lists the commands and their options';
 /** Root may do anything: tests of what another user's files or processes refuse run the CLI as nobody. */
 const asRoot = process.getuid?.() === 0;
 
+/** `taskstack help`, run once: it makes the CLI's bundle fresh (see runAsOther). */
+let usage: ReturnType<typeof run> | undefined;
+const help = () => {
+  usage ??= run(['help']);
+  return usage;
+};
+
 /** The CLI as another user when this one is root (else as this one): its bundle made fresh first. */
-function runAsOther(args: string[]) {
+async function runAsOther(args: string[]) {
   // Nobody may not write the bundle cache: a CLI changed since its last run is bundled now, as this user.
-  run(['help']);
-  return spawnSync(process.execPath, cli(...args), {
-    encoding: 'utf8',
-    // The test run's CA lives in a folder nobody may read (Node would warn about it).
-    env: { ...process.env, NODE_EXTRA_CA_CERTS: '' },
-    ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
-  });
+  await help();
+  // The test run's CA lives in a folder nobody may read (Node would warn about it).
+  return run(args, { NODE_EXTRA_CA_CERTS: '' }, asRoot ? { uid: 65534, gid: 65534 } : {});
 }
 const TARGET_OPTIONS =
   'the options are --target FILE (a stack.json-shaped description of the target) and --data-dir DIR';
 
-describe('taskstack help', () => {
+describe.concurrent('taskstack help', () => {
   it.each([
     ['help'],
     ['--help'],
     ['-h'],
     ['start', '--help'],
     ['clock', 'advance', '-h'],
-  ])('%s prints the usage of every command', (...args) => {
-    const { status, stdout, stderr } = run(args);
+  ])('%s prints the usage of every command', async (...args) => {
+    const { status, stdout, stderr } = await run(args);
     expect([status, stderr]).toEqual([0, '']);
     expect(stdout).toMatch(/^usage:\n/);
     for (const command of ['start', 'status | stop | reset', 'clock advance', 'functions keys', 'deploy'])
@@ -63,59 +73,65 @@ describe('taskstack reset', () => {
   const data = testDataDir();
   afterAll(data.remove);
 
-  it('removes the data directory, says when there is none, and refuses while a launcher holds it', () => {
+  it('removes the data directory, says when there is none, and refuses while a launcher holds it', async () => {
     const dir = join(data.dir, 'to-reset');
     mkdirSync(join(dir, 'state'), { recursive: true });
     writeFileSync(join(dir, 'keys.json'), '{}');
     // This test's own process, alive, as the holder of the directory's lock.
     writeFileSync(join(dir, 'stack.lock'), String(process.pid));
-    expect(run(['reset', '--data-dir', dir])).toMatchObject({
-      status: 1,
-      stdout: '',
-      stderr: `taskstack: a stack is running on ${dir}; stop it first\n`,
-    });
-    // Held but not ready (no stack.json yet): a launcher still starting, not "no stack".
-    for (const command of [['status'], ['clock', 'advance', '--minutes', '1'], ['functions', 'keys', 'list']])
-      expect(run([...command, '--data-dir', dir])).toMatchObject({
-        status: 1,
-        stdout: '',
-        stderr: `taskstack: the stack on ${dir} (pid ${process.pid}) is still starting: try again once it is ready\n`,
-      });
-    // functions keys reads --data-dir as every command does: =DIR too; its own words are checked first.
-    expect(run(['functions', 'keys', 'list', `--data-dir=${dir}`])).toMatchObject({
-      status: 1,
-      stderr: `taskstack: the stack on ${dir} (pid ${process.pid}) is still starting: try again once it is ready\n`,
-    });
-    for (const [args, refusal] of [
+    // The commands that leave the directory as it is, side by side.
+    const refusals = [
       [['functions', 'keys', 'list', '--data-dir'], "Option '--data-dir <value>' argument missing"],
       [
         ['functions', 'keys', 'frobnicate', '--data-dir', dir],
         'usage: functions keys list [--function <name>]',
       ],
-    ] as const) {
-      const { status, stdout, stderr } = run([...args]);
+    ] as const;
+    const [reset, starting, equalsForm, refused] = await Promise.all([
+      run(['reset', '--data-dir', dir]),
+      runEach([['status'], ['clock', 'advance', '--minutes', '1'], ['functions', 'keys', 'list']], dir),
+      run(['functions', 'keys', 'list', `--data-dir=${dir}`]),
+      Promise.all(refusals.map(async ([args, refusal]) => ({ ...(await run([...args])), refusal }))),
+    ]);
+    expect(reset).toMatchObject({
+      status: 1,
+      stdout: '',
+      stderr: `taskstack: a stack is running on ${dir}; stop it first\n`,
+    });
+    // Held but not ready (no stack.json yet): a launcher still starting, not "no stack".
+    for (const result of starting)
+      expect(result).toMatchObject({
+        status: 1,
+        stdout: '',
+        stderr: `taskstack: the stack on ${dir} (pid ${process.pid}) is still starting: try again once it is ready\n`,
+      });
+    // functions keys reads --data-dir as every command does: =DIR too; its own words are checked first.
+    expect(equalsForm).toMatchObject({
+      status: 1,
+      stderr: `taskstack: the stack on ${dir} (pid ${process.pid}) is still starting: try again once it is ready\n`,
+    });
+    for (const { status, stdout, stderr, refusal } of refused)
       expect({ status, stdout, firstLine: stderr.split('\n')[0] }).toEqual({
         status: 1,
         stdout: '',
         firstLine: `taskstack: ${refusal}`,
       });
-    }
     expect(existsSync(join(dir, 'state'))).toBe(true);
     rmSync(join(dir, 'stack.lock'));
-    expect(run(['reset', '--data-dir', dir])).toMatchObject({ status: 0, stdout: `removed ${dir}\n` });
+    expect(await run(['reset', '--data-dir', dir])).toMatchObject({ status: 0, stdout: `removed ${dir}\n` });
     expect(existsSync(dir)).toBe(false);
-    expect(run(['reset', '--data-dir', dir])).toMatchObject({
+    expect(await run(['reset', '--data-dir', dir])).toMatchObject({
       status: 0,
       stdout: `nothing to remove: ${dir} does not exist\n`,
     });
   });
 });
 
-describe('commands against a stack that does not answer', () => {
+describe.concurrent('commands against a stack that does not answer', () => {
   const data = testDataDir();
   afterAll(data.remove);
 
-  it('a stack.json left by a launcher whose pid now names another process (a reboot) is no stack', () => {
+  it('a stack.json left by a launcher whose pid now names another process (a reboot) is no stack', async () => {
     const dir = join(data.dir, 'rebooted');
     mkdirSync(dir);
     // This test's own process, alive, as the process its pid now names; no launcher holds the directory.
@@ -123,22 +139,23 @@ describe('commands against a stack that does not answer', () => {
       join(dir, 'stack.json'),
       JSON.stringify({ pid: process.pid, controlUrl: 'http://127.0.0.1:1' }),
     );
-    for (const command of [['status'], ['clock', 'advance', '--minutes', '1'], ['functions', 'keys', 'list']])
-      expect(run([...command, '--data-dir', dir])).toMatchObject({
+    const commands = [['status'], ['clock', 'advance', '--minutes', '1'], ['functions', 'keys', 'list']];
+    for (const result of await runEach(commands, dir))
+      expect(result).toMatchObject({
         status: 1,
         stdout: '',
         stderr: `taskstack: no stack is running on ${dir}\n`,
       });
   });
 
-  it("taskstack stop of another user's stack says so in one line", () => {
+  it("taskstack stop of another user's stack says so in one line", async () => {
     // Root may signal anyone: as root, the CLI runs as nobody against this process; otherwise against init.
     const dir = mkdtempSync(join(tmpdir(), 'taskstack-other-'));
     try {
       chmodSync(dir, 0o755);
       const holder = asRoot ? process.pid : 1;
       writeFileSync(join(dir, 'stack.lock'), String(holder), { mode: 0o644 });
-      const { status, stdout, stderr } = runAsOther(['stop', '--data-dir', dir]);
+      const { status, stdout, stderr } = await runAsOther(['stop', '--data-dir', dir]);
       expect({ status, stdout, stderr }).toEqual({
         status: 1,
         stdout: '',
@@ -156,15 +173,16 @@ describe('commands against a stack that does not answer', () => {
     const controlUrl = `http://127.0.0.1:${port}`;
     writeFileSync(join(dir, 'stack.lock'), String(process.pid));
     writeFileSync(join(dir, 'stack.json'), JSON.stringify({ pid: process.pid, controlUrl, masterKey: 'k' }));
-    for (const [command, prefix] of [
-      [['status'], ''],
-      [['clock', 'advance', '--minutes', '1'], ''],
-      [['functions', 'keys', 'list'], 'functions keys list: '],
-    ] as const)
-      expect(run([...command, '--data-dir', dir])).toMatchObject({
+    const prefixes = ['', '', 'functions keys list: '];
+    const results = await runEach(
+      [['status'], ['clock', 'advance', '--minutes', '1'], ['functions', 'keys', 'list']],
+      dir,
+    );
+    for (const [i, result] of results.entries())
+      expect(result).toMatchObject({
         status: 1,
         stdout: '',
-        stderr: `taskstack: ${prefix}the control API at ${controlUrl} does not answer (connect ECONNREFUSED 127.0.0.1:${port}): is the stack stopping?\n`,
+        stderr: `taskstack: ${prefixes[i]}the control API at ${controlUrl} does not answer (connect ECONNREFUSED 127.0.0.1:${port}): is the stack stopping?\n`,
       });
   });
 });
@@ -202,7 +220,7 @@ describe('commands against a running stack', () => {
   });
 });
 
-describe('taskstack reset never removes what holds the working directory or the project', () => {
+describe.concurrent('taskstack reset never removes what holds the working directory or the project', () => {
   const data = testDataDir();
   afterAll(data.remove);
   /** A working directory with a file of the user's in it, and the CLI run there. */
@@ -210,8 +228,7 @@ describe('taskstack reset never removes what holds the working directory or the 
     const cwd = join(data.dir, 'work', 'sub');
     mkdirSync(cwd, { recursive: true });
     writeFileSync(join(cwd, 'notes.txt'), 'mine');
-    const runIn = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-      spawnSync(process.execPath, cli(...args), { encoding: 'utf8', cwd, env: { ...process.env, ...env } });
+    const runIn = (args: string[], env: NodeJS.ProcessEnv = {}) => run(args, env, { cwd });
     return { cwd, runIn };
   };
   const EMPTY =
@@ -221,9 +238,9 @@ describe('taskstack reset never removes what holds the working directory or the 
     ['TASKSTACK_DATA_DIR=""', ['reset'], { TASKSTACK_DATA_DIR: '' }],
     ['--data-dir ""', ['reset', '--data-dir', ''], {}],
     ['--data-dir "" (status)', ['status', '--data-dir', ''], {}],
-  ])('an empty data directory (%s) is refused, not taken for the working directory', (_, args, env) => {
+  ])('an empty data directory (%s) is refused, not taken for the working directory', async (_, args, env) => {
     const { cwd, runIn } = userFolder();
-    expect(runIn(args, env)).toMatchObject({ status: 1, stdout: '', stderr: `taskstack: ${EMPTY}\n` });
+    expect(await runIn(args, env)).toMatchObject({ status: 1, stdout: '', stderr: `taskstack: ${EMPTY}\n` });
     expect(existsSync(join(cwd, 'notes.txt'))).toBe(true);
   });
 
@@ -242,9 +259,9 @@ describe('taskstack reset never removes what holds the working directory or the 
   it.each([
     ['.', (cwd: string) => cwd],
     ['..', (cwd: string) => join(cwd, '..')],
-  ])('--data-dir %s: refused, naming what it holds', (dir, resolved) => {
+  ])('--data-dir %s: refused, naming what it holds', async (dir, resolved) => {
     const { cwd, runIn } = userFolder();
-    expect(runIn(['reset', '--data-dir', dir])).toMatchObject({
+    expect(await runIn(['reset', '--data-dir', dir])).toMatchObject({
       status: 1,
       stdout: '',
       stderr: `taskstack: not removing ${resolved(cwd)}: it holds the working directory ${cwd}; name the data directory itself\n`,
@@ -252,16 +269,20 @@ describe('taskstack reset never removes what holds the working directory or the 
     expect(existsSync(join(cwd, 'notes.txt'))).toBe(true);
   });
 
-  it('a file, or a folder that is no data directory, is refused and kept (a mistyped --data-dir src)', () => {
+  it('a file, or a folder that is no data directory, is refused and kept (a mistyped --data-dir src)', async () => {
     const { cwd, runIn } = userFolder();
     mkdirSync(join(cwd, 'src'), { recursive: true });
     writeFileSync(join(cwd, 'src', 'app.ts'), 'mine');
-    expect(runIn(['reset', '--data-dir', 'notes.txt'])).toMatchObject({
+    const [file, folder] = await Promise.all([
+      runIn(['reset', '--data-dir', 'notes.txt']),
+      runIn(['reset', '--data-dir', 'src']),
+    ]);
+    expect(file).toMatchObject({
       status: 1,
       stdout: '',
       stderr: `taskstack: not removing ${join(cwd, 'notes.txt')}: it is not a directory; name the data directory itself\n`,
     });
-    expect(runIn(['reset', '--data-dir', 'src'])).toMatchObject({
+    expect(folder).toMatchObject({
       status: 1,
       stdout: '',
       stderr: `taskstack: not removing ${join(cwd, 'src')}: it is not a data directory (no keys.json, no .gitignore made by taskstack); name the data directory itself\n`,
@@ -270,11 +291,11 @@ describe('taskstack reset never removes what holds the working directory or the 
     expect(existsSync(join(cwd, 'src', 'app.ts'))).toBe(true);
     // An empty folder (a start that failed at once) and one a start marked are data directories.
     mkdirSync(join(cwd, 'empty'));
-    expect(runIn(['reset', '--data-dir', 'empty'])).toMatchObject({ status: 0, stderr: '' });
+    expect(await runIn(['reset', '--data-dir', 'empty'])).toMatchObject({ status: 0, stderr: '' });
     expect(existsSync(join(cwd, 'empty'))).toBe(false);
   });
 
-  it('a data directory this user may not remove: one line, no stack trace', () => {
+  it('a data directory this user may not remove: one line, no stack trace', async () => {
     // Root may remove anything: as root, the CLI runs as nobody; otherwise the parent is made read-only.
     const parent = mkdtempSync(join(tmpdir(), 'taskstack-reset-'));
     const dir = join(parent, 'data');
@@ -282,7 +303,7 @@ describe('taskstack reset never removes what holds the working directory or the 
     writeFileSync(join(dir, 'keys.json'), '{}');
     chmodSync(parent, 0o555);
     try {
-      const { status, stdout, stderr } = runAsOther(['reset', '--data-dir', dir]);
+      const { status, stdout, stderr } = await runAsOther(['reset', '--data-dir', dir]);
       expect({ status, stdout }).toEqual({ status: 1, stdout: '' });
       expect(stderr).toBe(`taskstack: cannot remove ${dir}: this user may not (EACCES)\n`);
       expect(existsSync(join(dir, 'keys.json'))).toBe(true);
@@ -305,16 +326,16 @@ describe('taskstack reset never removes what holds the working directory or the 
 });
 
 describe('npm run taskstack (the CLI without npx reading the whole installed tree first)', () => {
-  it('runs the same command line', () => {
+  it('runs the same command line', async () => {
     const { status, stdout } = spawnSync('npm', ['run', '-s', 'taskstack', '--', 'help'], {
       encoding: 'utf8',
     });
     expect(status).toBe(0);
-    expect(stdout).toBe(run(['help']).stdout);
+    expect(stdout).toBe((await help()).stdout);
   });
 });
 
-describe('taskstack refuses, in one line', () => {
+describe.concurrent('taskstack refuses, in one line', () => {
   const data = testDataDir();
   afterAll(data.remove);
   const portCount = Object.keys(stackPorts(loadApps())).length;
@@ -353,8 +374,8 @@ describe('taskstack refuses, in one line', () => {
       ['start', '--port-base', '65530', '--data-dir', data.dir],
       `port base 65530 is too high: the stack needs ${portCount} ports from it; choose at most ${65536 - portCount} (--port-base)`,
     ],
-  ])('%s', (args, line) => {
-    const { status, stdout, stderr } = run(args);
+  ])('%s', async (args, line) => {
+    const { status, stdout, stderr } = await run(args);
     expect({ status, stdout, stderr }).toEqual({ status: 1, stdout: '', stderr: `taskstack: ${line}\n` });
   });
 
@@ -365,7 +386,7 @@ describe('taskstack refuses, in one line', () => {
       const dir = join(data.dir, 'typo');
       const names = [...serviceNames, ...Object.keys(loadApps())].join(', ');
       expect(
-        run(['start', '--components', 'cosmo', '--data-dir', dir, '--control-port', String(port)]),
+        await run(['start', '--components', 'cosmo', '--data-dir', dir, '--control-port', String(port)]),
       ).toMatchObject({
         status: 1,
         stdout: '',
@@ -377,11 +398,13 @@ describe('taskstack refuses, in one line', () => {
     }
   });
 
-  it('a data directory with a file in its place (or in its path) is named as such', () => {
+  it('a data directory with a file in its place (or in its path) is named as such', async () => {
     const file = join(data.dir, 'notes.txt');
     writeFileSync(file, 'mine');
-    for (const dir of [file, join(file, 'data')])
-      expect(run(['start', '--data-dir', dir, '--free-ports'])).toMatchObject({
+    const dirs = [file, join(file, 'data')];
+    const results = await Promise.all(dirs.map((dir) => run(['start', '--data-dir', dir, '--free-ports'])));
+    for (const [i, dir] of dirs.entries())
+      expect(results[i]).toMatchObject({
         status: 1,
         stdout: '',
         stderr: `taskstack: cannot use ${dir} as the data directory (a file is in its way); name another with --data-dir or TASKSTACK_DATA_DIR\n`,
@@ -405,8 +428,8 @@ describe('taskstack refuses, in one line', () => {
       ['scenario', 'run', 'nope', '--target', emptyTarget()],
       `no scenario nope; choose all or one of: ${SCENARIOS.map((scenario) => scenario.name).join(', ')}`,
     ],
-  ])('%s: exit 2', (args, line) => {
-    const { status, stdout, stderr } = run(args, { TASKSTACK_DATA_DIR: data.dir });
+  ])('%s: exit 2', async (args, line) => {
+    const { status, stdout, stderr } = await run(args, { TASKSTACK_DATA_DIR: data.dir });
     const command = args[0] === 'scenario' ? 'scenario run' : 'conformance';
     expect({ status, stdout, stderr }).toEqual({
       status: 2,

@@ -1,5 +1,5 @@
 /** Helpers for tests of the launcher and of single components: the CLI as a user runs it, a component as the launcher runs it, ports, processes. */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -148,14 +148,16 @@ export async function startCli(place: CliPlace, ...args: string[]): Promise<CliS
 }
 
 /**
- * Runs a `taskstack` command to its end without blocking this process (which may host the stack), in
- * `env` (this process's environment by default).
+ * Runs a `taskstack` command to its end without blocking this process (which may host the stack, or run
+ * other commands meanwhile), in `env` (this process's environment by default), in the working directory
+ * and as the user `options` name.
  */
 export function runCli(
   args: string[],
   env: NodeJS.ProcessEnv = process.env,
+  options: Pick<SpawnOptions, 'cwd' | 'uid' | 'gid'> = {},
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, cli(...args), { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const child = spawn(process.execPath, cli(...args), { ...options, stdio: ['ignore', 'pipe', 'pipe'], env });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => {
