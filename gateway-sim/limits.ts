@@ -11,8 +11,8 @@ export type Decision =
       remaining: number;
       /** A bandwidth quota's: counts body bytes of this call, as they pass, into the call's period. */
       countBytes?: (bytes: number) => void;
-      /** A quota's: counts this call (by `n`) into its period, for a call whose count waited. */
-      countCall?: (n: number) => void;
+      /** For a call whose count waited: counts it (by `n`); what is left of `calls` then. */
+      countCall?: (n: number) => number;
     }
   | {
       allowed: false;
@@ -24,8 +24,15 @@ export type Decision =
 const SWEEP_EVERY = 1000;
 
 export function createLimits(clock: StackClock) {
-  /** Sliding windows: the stack times of the calls let through (oldest first), per counter. */
-  const windows = new Map<string, { times: number[]; period: number }>();
+  /**
+   * Sliding windows, per counter: when calls were counted (oldest first) and by how much (`counts[i]` at
+   * `times[i]`: a call's increment-count is one entry however large); entries before `first` have left the
+   * window; `sum` is what is counted in it.
+   */
+  const windows = new Map<
+    string,
+    { times: number[]; counts: number[]; first: number; sum: number; period: number }
+  >();
   /** Fixed quota periods: start and count, per counter. */
   const quotas = new Map<string, { start: number; count: number; bytes: number; period: number }>();
   let checks = 0;
@@ -35,30 +42,63 @@ export function createLimits(clock: StackClock) {
       if ((times.at(-1) ?? 0) <= now - period) windows.delete(counter);
     for (const [counter, { start, period }] of quotas) if (now >= start + period) quotas.delete(counter);
   };
+  /** A counter's sliding window as at `now`: what has left it dropped. */
+  const windowAt = (counter: string, period: number, now: number) => {
+    let window = windows.get(counter);
+    if (!window) {
+      window = { times: [], counts: [], first: 0, sum: 0, period };
+      windows.set(counter, window);
+    }
+    // Policies of different periods may share a counter (a counter-key value): kept for the longest.
+    window.period = Math.max(window.period, period);
+    const { times, counts } = window;
+    while (window.first < times.length && (times[window.first] as number) <= now - period)
+      window.sum -= counts[window.first++] as number;
+    // What left is dropped once it is half the entries: a splice moves all the others, so not on every call.
+    if (window.first * 2 > times.length) {
+      times.splice(0, window.first);
+      counts.splice(0, window.first);
+      window.first = 0;
+    }
+    return window;
+  };
+  /** Counts `n` at `at` into a window; what is left of `calls` then. */
+  const count = (window: ReturnType<typeof windowAt>, at: number, n: number, calls: number) => {
+    window.times.push(at);
+    window.counts.push(n);
+    window.sum += n;
+    return calls - window.sum;
+  };
   return {
-    /** rate-limit(-by-key): at most `calls` in any `periodSeconds`; refused calls do not count. */
-    slidingWindow(counter: string, calls: number, periodSeconds: number): Decision {
+    /**
+     * rate-limit(-by-key): a call passes while less than `calls` is counted in the last `periodSeconds`, and
+     * counts `increment` at once (0: later, by the decision's `countCall`, at the time it counts); refused
+     * calls do not count.
+     */
+    slidingWindow(counter: string, calls: number, periodSeconds: number, increment = 1): Decision {
       const now = clock.now();
       sweep(now);
       const period = periodSeconds * 1000;
-      let window = windows.get(counter);
-      if (!window) {
-        window = { times: [], period };
-        windows.set(counter, window);
+      const window = windowAt(counter, period, now);
+      const { times, counts, first, sum } = window;
+      if (sum >= calls) {
+        // Under `calls` again once enough of the oldest counts have left (a count over one may go past it).
+        let oldest = first;
+        let left = sum - (counts[first] as number);
+        while (left >= calls) left -= counts[++oldest] as number;
+        const leaving = times[oldest] as number;
+        return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((leaving + period - now) / 1000)) };
       }
-      // Policies of different periods may share a counter (a counter-key value): kept for the longest.
-      window.period = Math.max(window.period, period);
-      const { times } = window;
-      // Drop the calls that left the window (one splice, not a filter over every call).
-      let expired = 0;
-      while (expired < times.length && (times[expired] as number) <= now - period) expired++;
-      if (expired) times.splice(0, expired);
-      if (times.length >= calls) {
-        const oldest = times[0] as number;
-        return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((oldest + period - now) / 1000)) };
-      }
-      times.push(now);
-      return { allowed: true, remaining: calls - times.length };
+      if (increment) return { allowed: true, remaining: count(window, now, increment, calls) };
+      return {
+        allowed: true,
+        remaining: calls - sum,
+        // Into the window as it is then (made anew if it emptied and was swept meanwhile).
+        countCall: (n) => {
+          const at = clock.now();
+          return count(windowAt(counter, period, at), at, n, calls);
+        },
+      };
     },
     /**
      * quota(-by-key): at most `calls` per fixed period, laid end to end from `anchor` (stack ms: the
@@ -96,6 +136,7 @@ export function createLimits(clock: StackClock) {
         remaining: calls - entry.count,
         countCall: (n) => {
           current.count += n;
+          return calls - current.count;
         },
         countBytes:
           kilobytes === undefined

@@ -21,7 +21,7 @@ import { expressionContext, type Model, type Template } from './expressions.ts';
 import { BackendError, callBackend, endToEnd } from './forward.ts';
 import { type JwtValidator, refusalReason } from './jwt.ts';
 import type { Limits } from './limits.ts';
-import { type Amount, period, positive, type Section, type SetValue, type Step } from './policies.ts';
+import { period, positive, type Section, type SetValue, type Step } from './policies.ts';
 import { Query } from './query.ts';
 import type { Pipeline } from './scopes.ts';
 import type { Caller } from './subscriptions.ts';
@@ -58,8 +58,8 @@ export interface Exchange {
   quotaKeys: Map<string, number>;
   /** Bandwidth quotas this call passed, by counter: each counts the body bytes between caller and gateway once. */
   bandwidth: Map<string, (bytes: number) => void>;
-  /** quota-by-key counters whose increment-condition decides, once the answer is known, whether this call counts. */
-  deferred: Map<string, Deferred>;
+  /** Counts of by-key policies that wait for the answer (increment-condition, an increment-count expression). */
+  deferred: Deferred[];
   response?: GatewayResponse;
   /** What failed, for on-error's context.LastError (null to expressions before). */
   lastError?: LastError;
@@ -92,7 +92,7 @@ export async function runPipeline(
   const answer = await runSections(ex, pipeline, deps);
   // Deferred increment-conditions decide with the answer known (context.Response).
   ex.response = answer;
-  for (const deferred of ex.deferred.values()) deferred.decide();
+  for (const deferred of ex.deferred) deferred.decide();
   return answer;
 }
 
@@ -219,10 +219,14 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
           ? step.periodSeconds
           : period(step.policy, evaluate(step.periodSeconds), fail);
       // quota-by-key counts a request once per key value, however many of its policies use that key (APIM):
-      // the first policy of the value decides, at once, or once the answer is known with an increment-condition
-      // or an increment-count expression (APIM postpones those to the end of the outbound pipeline).
-      const counted = ex.quotaKeys.get(counter);
-      const deferred = ex.deferred.get(counter);
+      // the first policy of the value decides. A by-key policy counts at once, or once the answer is known with
+      // an increment-condition or an increment-count expression (APIM postpones those to the end of the
+      // outbound pipeline).
+      const once = step.policy === 'quota-by-key';
+      const counted = once ? ex.quotaKeys.get(counter) : undefined;
+      const deferred = once
+        ? ex.deferred.find((d) => d.policy === step.policy && d.counter === counter)
+        : undefined;
       const later =
         counted === undefined &&
         (deferred !== undefined ||
@@ -239,9 +243,8 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
             counted ?? 0,
             step.kilobytes,
           )
-        : deps.limits.slidingWindow(counter, calls, periodSeconds);
-      if (step.policy === 'quota-by-key' && counted === undefined && !later)
-        ex.quotaKeys.set(counter, increment);
+        : deps.limits.slidingWindow(counter, calls, periodSeconds, increment);
+      if (once && counted === undefined && !later) ex.quotaKeys.set(counter, increment);
       if (step.totalHeader) ex.answerHeaders[step.totalHeader.toLowerCase()] = String(calls);
       if (decision.allowed) {
         if (later) {
@@ -250,8 +253,7 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
           if (decision.countBytes && !waiting.countBytes)
             holdBytes(ex, counter, waiting, decision.countBytes);
         } else if (decision.countBytes) ex.bandwidth.set(counter, decision.countBytes);
-        if (step.remainingHeader)
-          ex.answerHeaders[step.remainingHeader.toLowerCase()] = String(decision.remaining);
+        setRemaining(ex, step, decision.remaining);
         // A bandwidth-only quota has no call limit (Infinity).
         const tally =
           calls === Infinity
@@ -264,7 +266,8 @@ async function runStep(step: Step, section: Section, ex: Exchange, deps: Pipelin
       const over = decision.bandwidth ? `${step.kilobytes} KB` : `${calls} calls`;
       note(`${subject}: over ${over} in ${periodSeconds} s, refused (retry in ${wait} s)`);
       if (quota) throw new Failure(quotaExceeded(step.policy, wait, decision.bandwidth));
-      if (step.remainingHeader) ex.answerHeaders[step.remainingHeader.toLowerCase()] = '0';
+      setRemaining(ex, step, 0);
+      if (step.retryAfterVariable) ex.variables.set(step.retryAfterVariable, String(wait));
       // retry-after-header-name replaces Retry-After rather than adding to it.
       const retryAfter = (step.retryAfterHeader ?? 'Retry-After').toLowerCase();
       throw new Failure(rateLimited(step.policy, wait, { [retryAfter]: String(wait) }));
@@ -380,8 +383,22 @@ export function counter(ex: Exchange): ((bytes: number) => void) | undefined {
   };
 }
 
-/** A quota-by-key count waiting for its increment-condition; `counts` once decided. */
+type LimitStep = Extract<Step, { policy: 'rate-limit' | 'rate-limit-by-key' | 'quota' | 'quota-by-key' }>;
+
+/**
+ * rate-limit(-by-key)'s remaining calls, into the header and the variable they name: never below 0 (a count
+ * over one may take a window past its calls).
+ */
+function setRemaining(ex: Exchange, step: LimitStep, remaining: number) {
+  const value = String(Math.max(0, remaining));
+  if (step.remainingHeader) ex.answerHeaders[step.remainingHeader.toLowerCase()] = value;
+  if (step.remainingVariable) ex.variables.set(step.remainingVariable, value);
+}
+
+/** A by-key policy's count waiting for the answer; `counts` once decided. */
 interface Deferred {
+  policy: string;
+  counter: string;
   decide: () => void;
   counts?: boolean;
   /** Body bytes that passed before the decision. */
@@ -390,25 +407,27 @@ interface Deferred {
 }
 
 /**
- * quota-by-key's increment-condition and increment-count expression: the call, and its body bytes, count
- * only if the condition holds once the answer is known, by the count's value then (APIM postpones them to
- * the end of the outbound pipeline; its reference's example reads context.Response.StatusCode). A condition
- * or count that fails, or whose value is no boolean or positive whole number, leaves the call uncounted (the
- * answer stands; the trace says why).
+ * The by-key policies' increment-condition and increment-count expression: the call, and its body bytes
+ * (quota-by-key's bandwidth), count only if the condition holds once the answer is known, by the count's
+ * value then (APIM postpones them to the end of the outbound pipeline; the references' examples read
+ * context.Response.StatusCode). A condition or count that fails, or whose value is no boolean or positive
+ * whole number, leaves the call uncounted (the answer stands; the trace says why).
  */
 function countLater(
   ex: Exchange,
   counter: string,
-  step: { incrementCondition?: Template; incrementCount?: Amount },
-  decision: { countCall?: (n: number) => void; countBytes?: (bytes: number) => void },
+  step: LimitStep,
+  decision: { countCall?: (n: number) => number; countBytes?: (bytes: number) => void },
 ): Deferred {
   const { incrementCondition: condition, incrementCount: count = 1 } = step;
   const fail = (reason: string): never => {
     throw new Error(reason);
   };
   let n = 0;
-  const note = (message: string) => ex.trace.add('quota-by-key', `${counter}: ${message}`);
+  const note = (message: string) => ex.trace.add(step.policy, `${counter}: ${message}`);
   const deferred: Deferred = {
+    policy: step.policy,
+    counter,
     held: 0,
     decide: () => {
       try {
@@ -435,12 +454,14 @@ function countLater(
         return note(`not counted: ${(error as Error).message}`);
       }
       if (!deferred.counts) return note('not counted (increment-condition false)');
-      decision.countCall?.(n);
+      const remaining = decision.countCall?.(n);
+      // The header goes out with the answer: it tells what is left once this call is counted.
+      if (remaining !== undefined) setRemaining(ex, step, remaining);
       deferred.countBytes?.(deferred.held);
       note(`counted ${n}${condition ? ' (increment-condition true)' : ''}`);
     },
   };
-  ex.deferred.set(counter, deferred);
+  ex.deferred.push(deferred);
   if (decision.countBytes) holdBytes(ex, counter, deferred, decision.countBytes);
   return deferred;
 }

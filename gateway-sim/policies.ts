@@ -43,13 +43,16 @@ export type Step = At &
         remainingHeader?: string;
         totalHeader?: string;
         retryAfterHeader?: string;
+        /** rate-limit(-by-key): variables given the calls left, and (refused) the wait in seconds. */
+        remainingVariable?: string;
+        retryAfterVariable?: string;
         /** quota-by-key's first-period-start (ms since the epoch): where its periods are laid from. */
         firstPeriodStart?: number;
         /** quota(-by-key)'s bandwidth: kilobytes of request and response bodies per period (calls is then Infinity when absent). */
         kilobytes?: number;
-        /** quota-by-key's increment-condition: whether the call counts, decided once its answer is known. */
+        /** The by-key policies' increment-condition: whether the call counts, decided once its answer is known. */
         incrementCondition?: Template;
-        /** quota-by-key's increment-count: how much a call counts (an expression: decided once its answer is known). */
+        /** The by-key policies' increment-count: how much a call counts (an expression: decided once its answer is known). */
         incrementCount?: Amount;
       }
     | { policy: 'rewrite-uri'; template: string; copyUnmatched: boolean }
@@ -254,14 +257,19 @@ function compileStep(element: XmlElement, at: At, counter: string, fail: (reason
     case 'quota':
     case 'quota-by-key': {
       const byKey = element.name.endsWith('-by-key');
-      const known = ['calls', 'renewal-period'];
-      if (!element.name.startsWith('quota'))
-        known.push('remaining-calls-header-name', 'total-calls-header-name', 'retry-after-header-name');
-      if (byKey) known.push('counter-key');
-      if (element.name === 'quota-by-key')
-        known.push('first-period-start', 'increment-condition', 'increment-count');
-      // quota and quota-by-key take calls, bandwidth or both (their references).
       const quota = element.name.startsWith('quota');
+      const known = ['calls', 'renewal-period'];
+      if (!quota)
+        known.push(
+          'remaining-calls-header-name',
+          'remaining-calls-variable-name',
+          'total-calls-header-name',
+          'retry-after-header-name',
+          'retry-after-variable-name',
+        );
+      if (byKey) known.push('counter-key', 'increment-condition', 'increment-count');
+      if (element.name === 'quota-by-key') known.push('first-period-start');
+      // quota and quota-by-key take calls, bandwidth or both (their references).
       if (quota) known.push('bandwidth');
       const a = attributes(
         element,
@@ -287,6 +295,8 @@ function compileStep(element: XmlElement, at: At, counter: string, fail: (reason
         remainingHeader: a['remaining-calls-header-name'],
         totalHeader: a['total-calls-header-name'],
         retryAfterHeader: a['retry-after-header-name'],
+        remainingVariable: a['remaining-calls-variable-name'],
+        retryAfterVariable: a['retry-after-variable-name'],
         firstPeriodStart:
           element.name === 'quota-by-key' ? periodStart(a['first-period-start'], fail) : undefined,
         kilobytes: a.bandwidth === undefined ? undefined : positive(a.bandwidth, 'bandwidth', fail),

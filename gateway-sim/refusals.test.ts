@@ -103,6 +103,26 @@ describe('gateway: anything malformed or unsupported refuses the start, naming f
     );
   });
 
+  it('rate-limit-by-key: an increment-count that is no positive whole number, an increment-condition outside the expression subset', async () => {
+    const rateLimitByKey = (attributes: string) => (dir: string) =>
+      editArtifact(dir, FUNCTIONS_POLICY, (text) =>
+        text.replace(
+          '<rate-limit calls="5" renewal-period="60" />',
+          `<rate-limit-by-key calls="5" renewal-period="60" counter-key="k" ${attributes} />`,
+        ),
+      );
+    const at = 'system/gateway/policies/apis/task-manager-functions-api.xml line 5, <rate-limit-by-key>: ';
+    for (const count of ['0', '1.5'])
+      await refused(
+        rateLimitByKey(`increment-count="${count}"`),
+        `${at}increment-count must be a positive whole number`,
+      );
+    await refused(
+      rateLimitByKey('increment-condition="@(context.Request.Body.As&lt;string&gt;())"'),
+      `${at}expression: unknown member Body`,
+    );
+  });
+
   it('a policy in a section that does not take it', () =>
     refused(
       (dir) =>

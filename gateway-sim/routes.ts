@@ -198,7 +198,7 @@ export function gatewayHandler(options: RoutesOptions) {
       answerHeaders: {},
       quotaKeys: new Map(),
       bandwidth: new Map(),
-      deferred: new Map(),
+      deferred: [],
       trace,
     };
     // APIM's own errors (OperationNotFound, SubscriptionKeyNotFound / Invalid) go through on-error too,
