@@ -230,6 +230,9 @@ describe('variant B in chromium', () => {
     await second.goto(web.url);
     const { userPrincipalName, password } = user('alice');
     for (const page of [first, second]) {
+      // The user turns to the tab (Chromium hardly draws a tab in the background, and a click there
+      // waited a second or two for its frames).
+      await page.bringToFront();
       expect(page.url().startsWith(`${provider.endpoints.authority}/`)).toBe(true);
       await page.fill('#username', userPrincipalName as string);
       await page.fill('#password', password as string);
@@ -242,6 +245,7 @@ describe('variant B in chromium', () => {
       expect(await page.textContent('#display-name')).toBe(user('alice').displayName);
     }
     // The first tab's form, shown before the second tab's sign-in, is still the signed-in user's form.
+    await first.bringToFront();
     await first.fill('#title', 'made in the first tab');
     const [created] = await Promise.all([
       first.waitForResponse(`${web.url}/tasks`),
@@ -324,7 +328,8 @@ describe('variant B in chromium', () => {
       expect(await onA.locator('#tasks tbody tr td.title').allTextContents()).toEqual([
         'made on A between visits to B',
       ]);
-      // And B's form, shown before A's Create, is still B's.
+      // And B's form, shown before A's Create, is still B's (the user back on B's tab).
+      await onB.bringToFront();
       await onB.fill('#title', 'made on B between visits to A');
       await Promise.all([onB.waitForURL(`${web.url}/`), onB.click('#create-button')]);
       expect(await onB.locator('#tasks tbody tr td.title', { hasText: 'visits to A' }).count()).toBe(1);
