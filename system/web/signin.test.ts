@@ -8,11 +8,11 @@
  * started with this app's redirect URIs: the stack registers redirect URIs only for the apps it runs.
  */
 import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { CosmosClient } from '@azure/cosmos';
 import type { APIResponse, Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EmulatorContext } from '../../emulators/core/emulator.ts';
 import { close, LOOPBACK, listen } from '../../emulators/core/http.ts';
 import { launchChromium, testContext, testDataDir } from '../../emulators/core/testing.ts';
@@ -348,73 +348,89 @@ describe('variant B in chromium', () => {
     }
   });
 
-  it('a directory that fails: the signed-in page answers 503 with a clear text, and the app serves on', async () => {
-    // The app on the other registered port, with Graph at a path the provider does not serve: its /me
-    // refuses every call.
-    const failing = await startWebApp(
-      { ...settings, GraphBaseUrl: `${provider.endpoints.graph}/nowhere` },
-      otherPort,
-    );
-    try {
+  describe('a directory that fails', () => {
+    /** How Graph answers the app on the other port: each test says, before it signs in. */
+    let answer: (req: IncomingMessage, res: ServerResponse) => void;
+    const directory = createServer((req, res) => answer(req, res));
+    /**
+     * One app for these tests, on the other registered port, its Graph the one above: each test signs
+     * in with a browser profile of its own and reads only the log lines written since it began.
+     */
+    let failing: WebApp;
+    let logged = 0;
+    const logSinceStart = () => failing.output().slice(logged);
+    beforeAll(async () => {
+      const graph = `http://${LOOPBACK}:${await listen(directory, 0)}/v1.0`;
+      failing = await startWebApp({ ...settings, GraphBaseUrl: graph }, otherPort);
+    });
+    beforeEach(() => {
+      logged = failing.output().length;
+    });
+    afterAll(async () => {
+      await failing?.stop();
+      await close(directory);
+    });
+
+    it('refusing every call: the signed-in page answers 503 with a clear text, and the app serves on', async () => {
+      // The provider's Graph at a path it does not serve: its answer to every call is a refusal.
+      answer = async (req, res) => {
+        const path = (req.url as string).replace(/^\/v1\.0/, '/nowhere');
+        const refused = await fetch(`${provider.endpoints.graph}${path}`, {
+          headers: { authorization: req.headers.authorization ?? '' },
+        });
+        res.writeHead(refused.status, {
+          'content-type': refused.headers.get('content-type') ?? 'text/plain',
+        });
+        res.end(await refused.text());
+      };
       const page = await signIn('alice', failing);
       const down = await page.goto(failing.url);
       expect(down?.status()).toBe(503);
       expect(down?.headers()['content-type']).toBe('text/plain; charset=utf-8');
       expect(await down?.text()).toBe(PROFILE_UNAVAILABLE);
-      expect(failing.output()).toMatch(/Graph \/me: Graph answered 4\d\d/);
+      expect(logSinceStart()).toMatch(/Graph \/me: Graph answered 4\d\d/);
       expect(failing.running()).toBe(true);
-    } finally {
-      await failing.stop();
-    }
-  });
-
-  it('a directory that answers what is not a profile (200 null): 503 with a clear text, not a 500', async () => {
-    const empty = createServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('null');
     });
-    const graph = `http://${LOOPBACK}:${await listen(empty, 0)}/v1.0`;
-    const failing = await startWebApp({ ...settings, GraphBaseUrl: graph }, otherPort);
-    try {
+
+    it('answering what is not a profile (200 null): 503 with a clear text, not a 500', async () => {
+      answer = (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('null');
+      };
       const page = await signIn('alice', failing);
       const down = await page.goto(failing.url);
       expect({ status: down?.status(), text: await down?.text() }).toEqual({
         status: 503,
         text: PROFILE_UNAVAILABLE,
       });
-      expect(failing.output()).toContain('Graph /me: Graph answered 200 with null, not a profile');
+      expect(logSinceStart()).toContain('Graph /me: Graph answered 200 with null, not a profile');
       expect(failing.running()).toBe(true);
-    } finally {
-      await failing.stop();
-      await close(empty);
-    }
-  });
-
-  it('a directory that refuses every token: 503 with a clear text, not a loop of sign-ins', async () => {
-    // Graph answering 401 whatever the token (as for a token it will not take, however fresh).
-    const tokens: string[] = [];
-    const refusing = createServer((req, res) => {
-      tokens.push(req.headers.authorization ?? '');
-      res.writeHead(401, { 'content-type': 'application/json' });
-      res.end('{"error":{"code":"InvalidAuthenticationToken","message":"Access token validation failure."}}');
     });
-    const graph = `http://${LOOPBACK}:${await listen(refusing, 0)}/v1.0`;
-    const refused = await startWebApp({ ...settings, GraphBaseUrl: graph }, otherPort);
-    try {
+
+    it('refusing every token: 503 with a clear text, not a loop of sign-ins', async () => {
+      // Graph answering 401 whatever the token (as for a token it will not take, however fresh).
+      const tokens: string[] = [];
+      answer = (req, res) => {
+        tokens.push(req.headers.authorization ?? '');
+        res.writeHead(401, { 'content-type': 'application/json' });
+        res.end(
+          '{"error":{"code":"InvalidAuthenticationToken","message":"Access token validation failure."}}',
+        );
+      };
       const page = await (await browser.newContext()).newPage();
       const signIns: string[] = [];
       page.on('request', (request) => {
-        if (request.url().startsWith(`${refused.url}/signin-oidc`)) signIns.push(request.url());
+        if (request.url().startsWith(`${failing.url}/signin-oidc`)) signIns.push(request.url());
       });
-      await page.goto(refused.url);
+      await page.goto(failing.url);
       const { userPrincipalName, password } = user('alice');
       await page.fill('#username', userPrincipalName as string);
       await page.fill('#password', password as string);
-      const [answer] = await Promise.all([
-        page.waitForResponse((response) => response.url() === `${refused.url}/` && response.status() !== 302),
+      const [landed] = await Promise.all([
+        page.waitForResponse((response) => response.url() === `${failing.url}/` && response.status() !== 302),
         page.click('button[type=submit]'),
       ]);
-      expect({ status: answer.status(), text: await answer.text() }).toEqual({
+      expect({ status: landed.status(), text: await landed.text() }).toEqual({
         status: 503,
         text: PROFILE_UNAVAILABLE,
       });
@@ -422,11 +438,8 @@ describe('variant B in chromium', () => {
       expect(signIns).toHaveLength(1);
       expect(tokens).toHaveLength(2);
       expect(new Set(tokens).size).toBe(2);
-      expect(refused.output()).toContain('Graph /me: Graph answered 401');
-    } finally {
-      await refused.stop();
-      await close(refusing);
-    }
+      expect(logSinceStart()).toContain('Graph /me: Graph answered 401');
+    });
   });
 
   it('a callback path the registration does not list is refused by the provider', async () => {
