@@ -33,7 +33,8 @@ let browser: Browser;
 let settings: Record<string, string>;
 /**
  * A second registered port, for the tests that run the app against a failing directory: beside `web`,
- * which then need not be stopped and started again for the tests after them.
+ * which then need not be stopped and started again for the tests after them. Then for the callback-path
+ * test, whose port must be registered for its path alone to be refused.
  */
 let otherPort: number;
 
@@ -443,7 +444,8 @@ describe('variant B in chromium', () => {
   });
 
   it('a callback path the registration does not list is refused by the provider', async () => {
-    const other = await startWebApp({ ...settings, AzureAd__CallbackPath: '/elsewhere' });
+    // On the other registered port (free once the failing-directory tests are done): only the path is wrong.
+    const other = await startWebApp({ ...settings, AzureAd__CallbackPath: '/elsewhere' }, otherPort);
     try {
       const redirect = await fetch(`${other.url}/`, { redirect: 'manual' });
       const location = redirect.headers.get('location') as string;
