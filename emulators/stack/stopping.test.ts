@@ -3,16 +3,16 @@
  * SIGTERM to the group, a second Ctrl-C while stopping, `taskstack stop` from elsewhere, the reader of
  * its output gone (a pipe), and the launcher killed outright.
  */
-import { type ChildProcess, spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { FREE_PORTS_ENV, freeRange } from '../core/http.ts';
 import { testDataDir, waitFor } from '../core/testing.ts';
 import { stackFilePath } from './stackfile.ts';
 import {
   accepts,
   alive,
   type CliStack,
-  cli,
   commandLineOf,
   descendants,
   everyComponent,
@@ -25,8 +25,25 @@ import {
   whenPrinted,
 } from './test-support.ts';
 
-const data = testDataDir();
-afterAll(() => data.remove());
+/**
+ * A data directory and free ports of its own (`TASKSTACK_FREE_PORTS`, a slice of this worker's range)
+ * for each test's stack, as for stacks side by side on one machine: the tests run at once.
+ */
+const SLICES = 8;
+const dirs: ReturnType<typeof testDataDir>[] = [];
+afterAll(() => {
+  for (const dir of dirs) dir.remove();
+});
+function ownPlace(): { dataDir: string; env: NodeJS.ProcessEnv } {
+  if (dirs.length === SLICES) throw new Error(`more stacks than SLICES (${SLICES}): raise it`);
+  const [low, high] = freeRange();
+  const size = Math.floor((high - low) / SLICES);
+  const from = low + dirs.length * size;
+  const dir = testDataDir();
+  dirs.push(dir);
+  return { dataDir: dir.dir, env: { ...process.env, [FREE_PORTS_ENV]: `${from}-${from + size - 1}` } };
+}
+const data = ownPlace();
 
 /** What a clean stop must not print: crash reports, restarts, Azurite's double close, errors. */
 const NOISE = /unexpected|restart|Cannot close|Error|killed/;
@@ -62,10 +79,10 @@ function freeze(pid: number): () => void {
   };
 }
 
-async function expectAllGone({ pids, ports }: { pids: number[]; ports: number[] }) {
+async function expectAllGone({ pids, ports }: { pids: number[]; ports: number[] }, dataDir: string) {
   await waitFor('every process of the stack to exit', () => pids.every((pid) => !alive(pid)), 60_000);
   for (const port of ports) expect(await accepts(port), `port ${port}`).toBe(false);
-  expect(existsSync(stackFilePath(data.dir))).toBe(false);
+  expect(existsSync(stackFilePath(dataDir))).toBe(false);
 }
 
 /**
@@ -85,67 +102,73 @@ function everyProcessOf(child: ChildProcess) {
   };
 }
 
-describe('stopping the stack', () => {
-  /**
-   * The stack the launcher-killed test started after its orphans: the Ctrl-C test stops it rather than
-   * start one more (a stack start is most of each test's time), or starts its own when run alone.
-   */
-  let carriedOn: CliStack | undefined;
+// Every test starts its own stack, and they run side by side; the two whole-stack tests share one,
+// one after the other.
+describe.concurrent('stopping the stack', () => {
+  describe('a whole stack', () => {
+    /**
+     * The stack the launcher-killed test started after its orphans: the Ctrl-C test stops it rather than
+     * start one more (a stack start is most of each test's time), or starts its own when run alone.
+     */
+    let carriedOn: CliStack | undefined;
 
-  it('components exit when the launcher is killed; the next start on the same ports says so and carries on', async () => {
-    const stack = await startCli(data.dir, '--free-ports');
-    const running = await snapshot(stack);
-    const { endpoints } = stack.description();
-    process.kill(stack.child.pid as number, 'SIGKILL');
-    await stack.exited;
-    expect(existsSync(stackFilePath(data.dir))).toBe(true);
+    it.sequential('components exit when the launcher is killed; the next start on the same ports says so and carries on', async () => {
+      const stack = await startCli(data, '--free-ports');
+      const running = await snapshot(stack);
+      const { endpoints } = stack.description();
+      process.kill(stack.child.pid as number, 'SIGKILL');
+      await stack.exited;
+      expect(existsSync(stackFilePath(data.dataDir))).toBe(true);
 
-    // At once, on the very ports the dead stack held: the start waits for its orphans to let go.
-    const portFlags = Object.entries(endpoints).flatMap(([name, named]) => {
-      const port = portsOf({ [name]: named })[0];
-      return port ? [`--${name}-port`, String(port)] : [];
+      // At once, on the very ports the dead stack held: the start waits for its orphans to let go.
+      const portFlags = Object.entries(endpoints).flatMap(([name, named]) => {
+        const port = portsOf({ [name]: named })[0];
+        return port ? [`--${name}-port`, String(port)] : [];
+      });
+      const next = await startCli(data, '--free-ports', ...portFlags);
+      // Stopped by the next test, as any stack is (also when a check below fails).
+      carriedOn = next;
+      expect(next.output()).toContain(
+        `found stack.json of a stack that is no longer running (pid ${stack.child.pid}, not stopped cleanly); replaced it`,
+      );
+      expect(next.output()).not.toContain('still held');
+      for (const pid of running.pids) expect(alive(pid), `orphan ${pid}`).toBe(false);
+      expect(next.description().pid).toBe(next.child.pid);
     });
-    const next = await startCli(data.dir, '--free-ports', ...portFlags);
-    // Stopped by the next test, as any stack is (also when a check below fails).
-    carriedOn = next;
-    expect(next.output()).toContain(
-      `found stack.json of a stack that is no longer running (pid ${stack.child.pid}, not stopped cleanly); replaced it`,
-    );
-    expect(next.output()).not.toContain('still held');
-    for (const pid of running.pids) expect(alive(pid), `orphan ${pid}`).toBe(false);
-    expect(next.description().pid).toBe(next.child.pid);
-  });
 
-  it('Ctrl-C in a terminal (SIGINT to the process group) stops everything quietly, in order', async () => {
-    const stack = carriedOn ?? (await startCli(data.dir, '--free-ports'));
-    const running = await snapshot(stack);
-    process.kill(-(stack.child.pid as number), 'SIGINT');
-    expect(await stack.exited).toBe(0);
-    const afterStop = stack.output().slice(stack.output().indexOf('stopping…'));
-    expect(afterStop).toContain('stopped.');
-    expect(afterStop, afterStop).not.toMatch(NOISE);
-    await expectAllGone(running);
-    // Keys are never logged: not in the console (often kept as a log) nor in the log files.
-    const secrets = secretsOf(data.dir);
-    expect(secrets.length).toBeGreaterThan(20);
-    for (const text of [stack.output(), ...logsOf(data.dir)]) {
-      for (const secret of secrets)
-        expect(text.includes(secret), 'a key in the console or a log').toBe(false);
-    }
+    it.sequential('Ctrl-C in a terminal (SIGINT to the process group) stops everything quietly, in order', async () => {
+      const stack = carriedOn ?? (await startCli(data, '--free-ports'));
+      const running = await snapshot(stack);
+      process.kill(-(stack.child.pid as number), 'SIGINT');
+      expect(await stack.exited).toBe(0);
+      const afterStop = stack.output().slice(stack.output().indexOf('stopping…'));
+      expect(afterStop).toContain('stopped.');
+      expect(afterStop, afterStop).not.toMatch(NOISE);
+      await expectAllGone(running, data.dataDir);
+      // Keys are never logged: not in the console (often kept as a log) nor in the log files.
+      const secrets = secretsOf(data.dataDir);
+      expect(secrets.length).toBeGreaterThan(20);
+      for (const text of [stack.output(), ...logsOf(data.dataDir)]) {
+        for (const secret of secrets)
+          expect(text.includes(secret), 'a key in the console or a log').toBe(false);
+      }
+    });
   });
 
   it('Ctrl-C the moment the banner shows still stops everything (a script stopping the stack once it is ready)', async () => {
-    const { child, output, exited } = spawnCli(data.dir, '--free-ports', ...onlySome);
+    const place = ownPlace();
+    const { child, output, exited } = spawnCli(place, '--free-ports', ...onlySome);
     // In the same turn as the banner's arrival: no time for the launcher to do anything more.
     whenPrinted(child, 'taskstack is ready', () => process.kill(-(child.pid as number), 'SIGINT'));
     expect(await exited, output()).toBe(0);
     expect(child.signalCode).toBeNull();
     expect(output()).toContain('stopped.');
-    expect(existsSync(stackFilePath(data.dir))).toBe(false);
+    expect(existsSync(stackFilePath(place.dataDir))).toBe(false);
   });
 
   it('Ctrl-C during the start stops what has started, leaves nothing behind, and exits as interrupted (130)', async () => {
-    const { child, output, exited } = spawnCli(data.dir, '--free-ports', ...onlySome);
+    const place = ownPlace();
+    const { child, output, exited } = spawnCli(place, '--free-ports', ...onlySome);
     const watched = everyProcessOf(child);
     // The first component is ready: the others, the apps among them, are still starting.
     whenPrinted(child, ' ready in ', () => process.kill(-(child.pid as number), 'SIGINT'));
@@ -161,11 +184,12 @@ describe('stopping the stack', () => {
     expect(afterStop, afterStop).not.toMatch(NOISE);
     expect(seen.size).toBeGreaterThan(0);
     await waitFor('every process the launcher had to exit', () => [...seen].every((pid) => !alive(pid)));
-    expect(existsSync(stackFilePath(data.dir))).toBe(false);
+    expect(existsSync(stackFilePath(place.dataDir))).toBe(false);
   });
 
   it('SIGTERM to the group, then a second Ctrl-C while stopping, still ends with a complete stop', async () => {
-    const stack = await startCli(data.dir, '--free-ports', ...onlySome);
+    const place = ownPlace();
+    const stack = await startCli(place, '--free-ports', ...onlySome);
     const running = await snapshot(stack, SOME);
     const group = -(stack.child.pid as number);
     // The stop cannot end while the functions host is frozen, so the second signal always meets it under
@@ -182,11 +206,12 @@ describe('stopping the stack', () => {
     expect(afterStop).toContain('still stopping…');
     expect(afterStop).toContain('stopped.');
     expect(afterStop, afterStop).not.toMatch(NOISE);
-    await expectAllGone(running);
+    await expectAllGone(running, place.dataDir);
   });
 
   it('Ctrl-C that also ends the reader of its output (`npm start | grep x`) still stops everything quietly', async () => {
-    const stack = await startCli(data.dir, '--free-ports', ...onlySome);
+    const place = ownPlace();
+    const stack = await startCli(place, '--free-ports', ...onlySome);
     const running = await snapshot(stack, SOME);
     const before = stack.output().length;
     process.kill(-(stack.child.pid as number), 'SIGINT');
@@ -194,11 +219,12 @@ describe('stopping the stack', () => {
     stack.child.stdout?.destroy();
     expect(await stack.exited).toBe(0);
     expect(stack.output().slice(before)).toBe('');
-    await expectAllGone(running);
+    await expectAllGone(running, place.dataDir);
   });
 
   it('a reader of its output that goes during the start (`npm start | head -3`) stops it, as SIGPIPE would', async () => {
-    const { child, output, exited } = spawnCli(data.dir, '--free-ports', ...onlySome);
+    const place = ownPlace();
+    const { child, output, exited } = spawnCli(place, '--free-ports', ...onlySome);
     const watched = everyProcessOf(child);
     whenPrinted(child, ' starting', () => child.stdout?.destroy());
     const code = await exited;
@@ -208,11 +234,12 @@ describe('stopping the stack', () => {
     expect(output()).not.toMatch(NOISE);
     expect(output()).not.toContain('taskstack is ready');
     await waitFor('every process the launcher had to exit', () => [...seen].every((pid) => !alive(pid)));
-    expect(existsSync(stackFilePath(data.dir))).toBe(false);
+    expect(existsSync(stackFilePath(place.dataDir))).toBe(false);
   });
 
   it('`taskstack stop` during the start stops what has started, as SIGTERM does (143)', async () => {
-    const { child, output, exited } = spawnCli(data.dir, '--free-ports', ...onlySome);
+    const place = ownPlace();
+    const { child, output, exited } = spawnCli(place, '--free-ports', ...onlySome);
     const watched = everyProcessOf(child);
     // The start cannot end while the functions host is frozen: it is forked at once, but can be ready
     // only after Azurite. The command (a process of its own, ~0.3 s to load) then meets a start under way.
@@ -223,39 +250,38 @@ describe('stopping the stack', () => {
     // Thawed once the launcher stops the start, so that it can take its own stop; unless the launcher
     // has already ended it (a process that has started nothing is killed).
     whenPrinted(child, 'stopping…', thaw);
-    const stopped = await runCli(['stop', '--data-dir', data.dir]);
+    const stopped = await runCli(['stop', '--data-dir', place.dataDir]);
     const code = await exited;
     // A launcher that died without stopping it (SIGTERM unhandled) left it frozen: thawed, it sees the
     // launcher gone and exits, rather than stay stopped on the machine after the test failed.
     thaw();
     const seen = watched.stop();
-    expect(stopped).toEqual({ status: 0, stdout: `stopped the stack on ${data.dir}.\n`, stderr: '' });
+    expect(stopped).toEqual({ status: 0, stdout: `stopped the stack on ${place.dataDir}.\n`, stderr: '' });
     expect(code, output()).toBe(143);
     expect(output()).not.toContain('taskstack is ready');
     await waitFor('every process the launcher had to exit', () => [...seen].every((pid) => !alive(pid)));
-    expect(existsSync(stackFilePath(data.dir))).toBe(false);
+    expect(existsSync(stackFilePath(place.dataDir))).toBe(false);
   });
 
   it('`taskstack stop` returns only once everything is down, and says so', async () => {
-    const stack = await startCli(data.dir, '--free-ports', ...onlySome);
+    const place = ownPlace();
+    const stack = await startCli(place, '--free-ports', ...onlySome);
     const running = await snapshot(stack, SOME);
     // While it runs, the same CLI lists the host keys, as `az functionapp keys list` would.
-    const keys = spawnSync(process.execPath, cli('functions', 'keys', 'list', '--data-dir', data.dir), {
-      encoding: 'utf8',
-    });
+    const keys = await runCli(['functions', 'keys', 'list', '--data-dir', place.dataDir]);
     expect(keys.status, keys.stderr).toBe(0);
     const { functionKey, masterKey } = stack.description() as unknown as Record<string, string>;
     expect(JSON.parse(keys.stdout)).toMatchObject({ functionKeys: { default: functionKey }, masterKey });
 
-    const stop = spawnSync(process.execPath, cli('stop', '--data-dir', data.dir), { encoding: 'utf8' });
+    const stop = await runCli(['stop', '--data-dir', place.dataDir]);
     expect(stop.status, stop.stderr).toBe(0);
-    expect(stop.stdout).toContain(`stopped the stack on ${data.dir}.`);
+    expect(stop.stdout).toContain(`stopped the stack on ${place.dataDir}.`);
     // Checked at once, not polled: the command returned, so it must all be over.
-    expect(existsSync(stackFilePath(data.dir))).toBe(false);
+    expect(existsSync(stackFilePath(place.dataDir))).toBe(false);
     expect(alive(stack.child.pid)).toBe(false);
-    await expectAllGone(running);
-    const again = spawnSync(process.execPath, cli('stop', '--data-dir', data.dir), { encoding: 'utf8' });
+    await expectAllGone(running, place.dataDir);
+    const again = await runCli(['stop', '--data-dir', place.dataDir]);
     expect(again.status).toBe(1);
-    expect(again.stderr).toContain(`no stack is running on ${data.dir}`);
+    expect(again.stderr).toContain(`no stack is running on ${place.dataDir}`);
   });
 });
