@@ -4,7 +4,7 @@
  * `tasks` and can cut (and refuse) its events stream, as a lost connection would. The test app holds
  * the runs of `held-*` blobs until the test writes `release`, in a host.json with time for that.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { BlobServiceClient } from '@azure/storage-blob';
@@ -100,6 +100,33 @@ const uploadAll = async (names: string[]) => {
       for (let name = queue.shift(); name; name = queue.shift()) await upload(name);
     }),
   );
+};
+/** How many blobs `keepUploading` writes ahead of their runs, when it is asked to wait for them. */
+const LEAD = 16;
+/**
+ * Uploads `<prefix>-0000`, `<prefix>-0001` … one after another until stopped; with `lead`, never more
+ * than that many ahead of their runs: written as fast as Azurite takes them, they outran the host's
+ * four slots (~350 blobs, most of them run only after the restart).
+ */
+const keepUploading = (prefix: string, lead = Number.POSITIVE_INFINITY) => {
+  const names: string[] = [];
+  let uploading = true;
+  const ahead = () => names.length - logged(`processed ${prefix}-`);
+  const uploader = (async () => {
+    for (;;) {
+      await waitFor(`the runs of ${prefix}-* to keep up`, () => !uploading || ahead() < lead);
+      if (!uploading) return;
+      names.push(`${prefix}-${String(names.length).padStart(4, '0')}`);
+      await upload(names.at(-1) as string);
+    }
+  })();
+  return {
+    names,
+    stop() {
+      uploading = false;
+      return uploader;
+    },
+  };
 };
 const named = (prefix: string, count: number) =>
   Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(3, '0')}`);
@@ -223,23 +250,44 @@ describe('blob trigger told of new blobs by the blob events', () => {
     expect(held.filter((name) => heldRuns(name) !== 1)).toEqual([]);
     // Blobs keep arriving and running while each reconnection sweeps the container, which lists again
     // the blobs their events reported.
-    const names: string[] = [];
-    let uploading = true;
-    const uploader = (async () => {
-      for (let i = 0; uploading; i++) {
-        names.push(`twice-${String(i).padStart(4, '0')}`);
-        await upload(names[i] as string);
-      }
-    })();
+    const arriving = keepUploading('twice', LEAD);
     for (let cut = 1; cut <= 2; cut++) {
       const connections = logged(told);
       proxy.cut();
       await waitFor('the events to be back', () => logged(told) > connections);
     }
-    await host.stop();
+    await arriving.stop();
+    // At the stop, blobs their events reported wait for a slot, older than the mark the latest sweep
+    // reached: four held runs hold every slot, and the sweep after a cut begins two seconds (by the
+    // store's clock) after the waiting blobs were written. The restarted host finds them only if the
+    // stored mark was held back to the oldest blob not yet run.
+    rmSync(release);
+    const heldAtStop = named('held-at-stop', 4);
+    await uploadAll(heldAtStop);
+    await waitFor('every slot held', () => {
+      const count = runs();
+      return heldAtStop.every((name) => count(name) === 1);
+    });
+    const waiting = named('waiting', 4);
+    const written = await Promise.all(waiting.map(upload));
+    const newest = Math.max(...written.map(({ lastModified }) => lastModified?.getTime() ?? 0));
+    await waitFor(
+      "the store's clock two seconds past the waiting blobs",
+      async () => ((await storage.getAccountInfo()).date?.getTime() ?? 0) >= newest + 2_000,
+    );
+    const connections = logged(told);
+    proxy.cut();
+    await waitFor('the events to be back', () => logged(told) > connections);
+    // Blobs keep arriving while the host stops and starts. Its held runs end once its triggers no longer
+    // take blobs (their events streams closed), so the waiting blobs are left for the restarted host.
+    const restarting = keepUploading('restart');
+    const stopping = host.stop();
+    await waitFor('the triggers to stop', () => proxy.streams.size === 0);
+    writeFileSync(release, '');
+    await stopping;
     await host.start();
-    uploading = false;
-    await uploader;
+    await restarting.stop();
+    const names = [...arriving.names, ...heldAtStop, ...waiting, ...restarting.names];
     await waitFor('every blob to run', () => {
       const count = runs();
       return names.every((name) => count(name) > 0);
