@@ -146,6 +146,12 @@ describe('host.json extensions.eventHubs batches', () => {
     });
   });
 
+  it('reads loadBalancingUpdateInterval, 2 s by default (this host’s; the processor’s is 10 s)', () => {
+    expect(eventHubs({}).loadBalancingMs).toBe(2000);
+    expect(eventHubs({ loadBalancingUpdateInterval: '00:00:00.5' }).loadBalancingMs).toBe(500);
+    expect(eventHubs({ LoadBalancingUpdateInterval: '00:00:00' }).loadBalancingMs).toBe(0);
+  });
+
   it("reads the old name under eventProcessorOptions (the new one wins), not the 4.x extension's maxBatchSize", () => {
     expect(eventHubs({ eventProcessorOptions: { maxBatchSize: 5 } }).maxBatchSize).toBe(5);
     expect(eventHubs({ eventProcessorOptions: { maxBatchSize: 5 }, maxEventBatchSize: 6 }).maxBatchSize).toBe(
@@ -173,6 +179,9 @@ describe('host.json extensions.eventHubs batches', () => {
     );
     expect(refused({ maxWaitTime: '00:10:00.001' })).toBe(
       `${at}maxWaitTime: Max Wait Time must be less than or equal to 10 minutes.`,
+    );
+    expect(refused({ loadBalancingUpdateInterval: '-00:00:01.5' })).toBe(
+      `${at}loadBalancingUpdateInterval: Argument LoadBalancingUpdateInterval must be a non-negative timespan value. The provided value was -00:00:01.5000000. (Parameter 'LoadBalancingUpdateInterval')`,
     );
     expect(refused({ minEventBatchSize: 11, maxEventBatchSize: 10 })).toBe(
       'host.json: extensions.eventHubs: The minimum event batch size cannot be larger than the maximum event batch size.',

@@ -28,8 +28,6 @@ import { invokeWithRetries } from '../retry.ts';
 import { HeldEvents } from './eventhub-held.ts';
 
 const CHECKPOINT_CONTAINER = 'azure-webjobs-eventhub';
-/** How often the processor balances partitions (claims those without a live owner). */
-const LOAD_BALANCING_MS = 2000;
 /** The runtime writes no reason for Event Hubs invocations. */
 const REASON = '(null)';
 
@@ -135,7 +133,7 @@ async function consumerFor(host: Host, trigger: TriggerBinding, fn: RegisteredFu
     // Ownership expires after 30 s, the .NET processor's default (the JS SDK's is 60 s).
     loadBalancingOptions: {
       strategy: 'greedy' as const,
-      updateIntervalInMs: LOAD_BALANCING_MS,
+      updateIntervalInMs: host.config.eventHubs.loadBalancingMs,
       partitionOwnershipExpirationIntervalInMs: 30_000,
     },
     retryOptions: sdkRetryOptions(host.config.eventHubs.clientRetry),
@@ -343,7 +341,7 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   const restartOnceHubAnswers = () => {
     restarting ??= (async () => {
       const { signal } = stopping;
-      await delay(LOAD_BALANCING_MS, undefined, { signal }).catch(() => {});
+      await delay(host.config.eventHubs.loadBalancingMs, undefined, { signal }).catch(() => {});
       while (!signal.aborted) {
         try {
           await client.getPartitionIds({ abortSignal: signal });
