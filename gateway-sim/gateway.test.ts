@@ -338,6 +338,23 @@ describe('gateway: routing, subscription keys, forwarding', () => {
     expect(gw.logs.join('\n')).not.toContain(gw.context.secrets.functionKey);
     expect(gw.logs.join('\n')).not.toContain(allKey);
   });
+
+  it("the trace hides the backend call's query values (a function key may travel as code)", async () => {
+    const response = await fetch(`${gw.url}/web/api/tasks?code=s3cret&filter=a%20b&code=again`, {
+      headers: { [KEY]: allKey, 'Ocp-Apim-Trace': 'true' },
+    });
+    expect(await response.text()).toBe('[]');
+    const trace = (await (await fetch(response.headers.get('ocp-apim-trace-location') as string)).json()) as {
+      entries: { source: string; message: string }[];
+    };
+    expect(trace.entries.find((entry) => entry.source === 'forward-request')?.message).toMatch(
+      /^GET http:\/\/127\.0\.0\.1:\d+\/api\/tasks\?code=\*\*\*&filter=\*\*\* → 200 in \d+ ms$/,
+    );
+    const line = await waitFor('the request in the log', () =>
+      gw.logs.find((l) => l.startsWith('GET /web/api/tasks → 200')),
+    );
+    expect(line).not.toMatch(/s3cret|again/);
+  });
 });
 
 describe('gateway: percent-encoded paths', () => {

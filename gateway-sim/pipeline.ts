@@ -477,6 +477,8 @@ function holdBytes(ex: Exchange, counter: string, deferred: Deferred, countBytes
 
 /** A URL for the trace: query parameter values hidden (a function key may travel as `code`). */
 const redact = (url: URL) => {
+  // Most calls have no query: nothing to hide, and no copy of the URL to make.
+  if (!url.search) return url.href;
   const copy = new URL(url);
   for (const name of new Set(copy.searchParams.keys())) copy.searchParams.set(name, '***');
   return copy.href;
