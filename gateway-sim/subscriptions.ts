@@ -42,11 +42,7 @@ export interface Caller {
   started: number;
 }
 
-const same = (a: string, b: string) => {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-};
+const same = (x: Buffer, y: Buffer) => x.length === y.length && timingSafeEqual(x, y);
 
 export function createSubscriptionRegistry(
   secrets: SharedSecrets,
@@ -55,13 +51,15 @@ export function createSubscriptionRegistry(
 ) {
   const statePath = stateDir && join(stateDir, 'subscription-states.json');
   const startsPath = stateDir && join(stateDir, 'subscription-starts.json');
-  // Deriving costs two HMACs: once per subscription (its name and scope decide its keys).
-  const derived = new Map<string, SubscriptionKeys>();
+  // Deriving costs two HMACs: once per subscription (its name and scope decide its keys), kept as the
+  // bytes every call's key is compared with.
+  const derived = new Map<string, { primary: Buffer; secondary: Buffer }>();
   const keysOf = (subscription: SubscriptionDefinition) => {
     const id = `${subscription.name}\n${subscription.scope}`;
     let keys = derived.get(id);
     if (!keys) {
-      keys = subscriptionKeys(subscription, secrets);
+      const { primaryKey, secondaryKey } = subscriptionKeys(subscription, secrets);
+      keys = { primary: Buffer.from(primaryKey), secondary: Buffer.from(secondaryKey) };
       derived.set(id, keys);
     }
     return keys;
@@ -86,11 +84,12 @@ export function createSubscriptionRegistry(
     /** The subscription a key belongs to; every key is compared (constant time), so timing tells nothing. */
     find(key: string, subscriptions: SubscriptionDefinition[]): Caller | undefined {
       let found: Caller | undefined;
+      const sent = Buffer.from(key);
       for (const subscription of subscriptions) {
         const keys = keysOf(subscription);
-        if (same(key, keys.primaryKey))
+        if (same(sent, keys.primary))
           found = { subscription, slot: 'primary', key, started: startOf(subscription) };
-        if (same(key, keys.secondaryKey))
+        if (same(sent, keys.secondary))
           found = { subscription, slot: 'secondary', key, started: startOf(subscription) };
       }
       return found;
