@@ -159,6 +159,12 @@ describe('Cosmos DB trigger', () => {
       const { resources } = await leases.items.readAll<{ ContinuationToken: string | null }>().fetchAll();
       return resources.some((lease) => lease.ContinuationToken);
     });
+    // Its 5 s began at a poll of its own, at a time the test knows: one that ran `y`, brought forward by a
+    // clock move (otherwise it began at an earlier test's clock move, at a time no test knows, and on a
+    // busy machine the 5 s could end before the check below).
+    await tasks.items.create({ id: 'y', Title: 'Y' });
+    await host.advanceClock(5_000);
+    await waitFor('the run of y', () => readLog(logFile).some((e) => e.message === 'no poll delay y'));
     const seen = () => readLog(logFile).some((e) => e.message === 'no poll delay z');
     await tasks.items.create({ id: 'z', Title: 'Z' });
     // onTaskChange polls every 200 ms: once it has the change, a listener polling without pause had it too.
