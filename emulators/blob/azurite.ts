@@ -51,10 +51,13 @@ export interface AzuriteOptions {
 }
 
 /**
- * Starts Azurite's blob service as a child process and resolves with the port once it listens.
- * The account key is ours (AZURITE_ACCOUNTS) rather than Azurite's published well-known key.
+ * Starts Azurite's blob service as a child process. The account key is ours (AZURITE_ACCOUNTS) rather
+ * than Azurite's published well-known key. Resolves once Azurite is forked, with its port once it listens (`listening`): the caller can load
+ * what it needs meanwhile without holding the fork.
  */
-export async function startAzurite(options: AzuriteOptions): Promise<{ child: ChildProcess; port: number }> {
+export async function startAzurite(
+  options: AzuriteOptions,
+): Promise<{ child: ChildProcess; listening: Promise<number> }> {
   const args = [
     '--blobHost',
     '127.0.0.1',
@@ -76,14 +79,14 @@ export async function startAzurite(options: AzuriteOptions): Promise<{ child: Ch
     execArgv: [...heapFlags('azurite'), ...trust.execArgv],
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
-  return new Promise((resolve, reject) => {
+  const listening = new Promise<number>((resolve, reject) => {
     let output = '';
     const onData = (chunk: Buffer) => {
       for (const line of chunk.toString().split('\n').filter(Boolean)) {
         options.onLine(line);
         output += `${line}\n`;
-        const listening = /successfully listens on http:\/\/[^:]+:(\d+)/.exec(line);
-        if (listening) resolve({ child, port: Number(listening[1]) });
+        const listens = /successfully listens on http:\/\/[^:]+:(\d+)/.exec(line);
+        if (listens) resolve(Number(listens[1]));
       }
     };
     child.stdout?.on('data', onData);
@@ -97,6 +100,7 @@ export async function startAzurite(options: AzuriteOptions): Promise<{ child: Ch
       ),
     );
   });
+  return { child, listening };
 }
 
 /** Azurite's metadata files (LokiJS databases, JSON) in its `--location`. */

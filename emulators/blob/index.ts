@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { defineEmulator } from '../core/emulator.ts';
 import { readJsonIfExists, writeFileAtomic } from '../core/files.ts';
+import { loadFetch } from '../core/http.ts';
 import { ACCOUNT, blobConnectionString, blobEventsUrl, startAzurite, stopAzurite } from './azurite.ts';
 import { LIFECYCLE_PERIOD_MS, type LifecycleReport, runLifecycle } from './lifecycle.ts';
 
@@ -13,14 +14,18 @@ export default defineEmulator({
   name: 'blob',
   options: z.object({ port: z.number().int().min(0).max(65535) }),
   async start(options, context) {
-    // Azurite takes most of a second to start: load the SDK meanwhile.
-    const sdk = import('@azure/storage-blob');
-    const { child, port } = await startAzurite({
+    const { child, listening } = await startAzurite({
       port: options.port,
       location: context.stateDir && join(context.stateDir, 'azurite'),
       accountKey: context.secrets.storageKey,
       onLine: context.log,
     });
+    // Azurite takes most of a second to start: load the SDK meanwhile, and Node's fetch, which the
+    // SDK's first request loads (its FormData check). Both once Azurite is forked: the SDK loaded
+    // before held the fork, and the fetch loaded at the first request held this component's ready.
+    const sdk = import('@azure/storage-blob');
+    setImmediate(loadFetch);
+    const port = await listening;
     const blob = `http://127.0.0.1:${port}/${ACCOUNT}`;
     const connectionString = blobConnectionString(blob, context.secrets.storageKey);
     const service = (await sdk).BlobServiceClient.fromConnectionString(connectionString);
