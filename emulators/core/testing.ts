@@ -139,19 +139,17 @@ export async function waitFor<T>(
 
 /**
  * Debian's chromium through playwright-core: headless, no sandbox, a fresh profile. Chromium ignores
- * NODE_EXTRA_CA_CERTS, so it is told to accept the certificate that carries the stack's server key (by
- * its SPKI hash) and no other; every other certificate is still verified as usual.
+ * NODE_EXTRA_CA_CERTS, so, given the stack's TLS material, it is told to accept the certificate that
+ * carries the stack's server key (by its SPKI hash) and no other; every other certificate is still
+ * verified as usual. Without it (pages over plain HTTP), every certificate is verified as usual.
  */
-export async function launchChromium(tls: Pick<TlsMaterial, 'cert'>) {
+export async function launchChromium(tls?: Pick<TlsMaterial, 'cert'>) {
   // Loaded on demand: most tests never open a browser.
   const { chromium } = await import('playwright-core');
-  const spki = new X509Certificate(tls.cert).publicKey.export({ type: 'spki', format: 'der' });
-  return chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--no-sandbox',
-      `--ignore-certificate-errors-spki-list=${createHash('sha256').update(spki).digest('base64')}`,
-    ],
-  });
+  const args = ['--no-sandbox'];
+  if (tls) {
+    const spki = new X509Certificate(tls.cert).publicKey.export({ type: 'spki', format: 'der' });
+    args.push(`--ignore-certificate-errors-spki-list=${createHash('sha256').update(spki).digest('base64')}`);
+  }
+  return chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args });
 }

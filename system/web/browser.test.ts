@@ -4,8 +4,9 @@
  */
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../../emulators/core/testing.ts';
 import { startWebApp, type WebApp } from './test-support.ts';
 
 const screenshots = fileURLToPath(new URL('../../test-results/web/', import.meta.url));
@@ -14,10 +15,7 @@ let web: WebApp;
 
 beforeAll(async () => {
   mkdirSync(screenshots, { recursive: true });
-  [browser, web] = await Promise.all([
-    chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox'] }),
-    startWebApp({}),
-  ]);
+  [browser, web] = await Promise.all([launchChromium(), startWebApp({})]);
 });
 afterAll(async () => {
   await browser?.close();
