@@ -70,6 +70,36 @@ export function probe(url: string, options: { method?: string; ca?: string } = {
 }
 
 /**
+ * GETs `url` and parses its JSON answer (`body` undefined when it is not JSON). Node's own client, as
+ * `probe`: no undici, no SDK. `timeoutMs` bounds each wait for the server.
+ */
+export function getJson(
+  url: string,
+  headers: Record<string, string> = {},
+  timeoutMs = PROBE_TIMEOUT_MS,
+): Promise<{ status: number; body: unknown }> {
+  const request = url.startsWith('https:') ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      res.on('end', () => {
+        let body: unknown;
+        try {
+          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch {
+          body = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, body });
+      });
+    });
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`${new URL(url).origin} did not answer`)));
+    req.on('error', reject).end();
+  });
+}
+
+/**
  * Loads Node's fetch (undici, ~40 ms of CPU) now. The Azure SDKs' first request loads it in any case,
  * by reading the global `FormData` (their form-data policy): a component that must make one before it
  * is ready loads it while it waits for something else instead.

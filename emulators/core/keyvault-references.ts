@@ -14,9 +14,7 @@
  * means that vault. Any other vault is one the stack does not have: never called, the reference is
  * unresolvable.
  */
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import { probe } from './http.ts';
+import { getJson, probe } from './http.ts';
 
 const PREFIX = '@Microsoft.KeyVault(';
 
@@ -92,29 +90,6 @@ export interface ResolveOptions {
 
 /** The resource a Key Vault token is for (the vault's challenge names it). */
 const VAULT_RESOURCE = 'https://vault.azure.net';
-
-/** GETs `url` and parses its JSON answer (Node's own client, as `probe`: no undici, no SDK). */
-function getJson(url: string, headers: Record<string, string>): Promise<{ status: number; body: unknown }> {
-  const request = url.startsWith('https:') ? httpsRequest : httpRequest;
-  return new Promise((resolve, reject) => {
-    const req = request(url, { headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', reject);
-      res.on('end', () => {
-        let body: unknown;
-        try {
-          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        } catch {
-          body = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, body });
-      });
-    });
-    req.setTimeout(10_000, () => req.destroy(new Error(`${new URL(url).origin} did not answer`)));
-    req.on('error', reject).end();
-  });
-}
 
 /** Waits until `url` answers HTTP at all (a component still starting refuses connections, or says 503). */
 async function answering(url: string, deadline: number): Promise<boolean> {
