@@ -2,13 +2,14 @@
  * The views compiled at build time (build.ts's pugViews): the same HTML pug renders from the view at run
  * time, and a view pug refuses fails the build, naming the view and the line.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import pug from 'pug';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testDataDir } from '../../emulators/core/testing.ts';
+import { buildAppIfChanged } from '../../emulators/stack/build-app.ts';
 import { pugViews } from './build.ts';
 
 const data = testDataDir();
@@ -63,4 +64,30 @@ it('fails the build on a view pug refuses, naming the view and the line', async 
   const broken = join(data.dir, 'views', 'broken.pug');
   writeFileSync(broken, 'div\n  p(class=)\n');
   await expect(compiledView(broken)).rejects.toThrow(/broken\.pug:2/);
+});
+
+/** `file` of dist/ and every file it imports statically (`import … from`, `import "…"`), transitively. */
+function staticImports(file: string, found = new Set<string>()): Set<string> {
+  if (found.has(file)) return found;
+  found.add(file);
+  for (const [, path] of readFileSync(file, 'utf8').matchAll(
+    /^(?:import|export)\b[^;()]*?["'](\.[^"']+)["']/gm,
+  ))
+    staticImports(join(dirname(file), path ?? ''), found);
+  return found;
+}
+
+// A connection string needs no credential: the identity SDK (MSAL, jsonwebtoken …) cost variant A's
+// start ~100 ms of CPU. It is still there for an identity-based connection, imported then.
+it("loads no identity SDK for variant A's Event Hubs connection string", async () => {
+  await buildAppIfChanged(fileURLToPath(new URL('.', import.meta.url)), 'build.ts');
+  const dist = fileURLToPath(new URL('dist/', import.meta.url));
+  const server = join(dist, 'server.js');
+  const events = /import\("(\.\/chunks\/events-[^"]+)"\)/.exec(readFileSync(server, 'utf8'))?.[1];
+  expect(events).toBeDefined();
+  const loaded = [...staticImports(server), ...staticImports(join(dist, events ?? ''))];
+  const sources = loaded.map((file) => readFileSync(file, 'utf8')).join('\n');
+  expect(sources).toContain('node_modules/@azure/event-hubs/');
+  expect(sources).not.toContain('node_modules/@azure/identity/');
+  expect(sources).not.toContain('node_modules/@azure/msal-node/');
 });

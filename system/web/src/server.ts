@@ -16,7 +16,7 @@ const app = createApp({
   config,
   sessions: session,
   store: config.variant === 'A' ? memoryStore() : (await import('./cosmos-store.ts')).cosmosStore(),
-  events: config.variant === 'A' ? (await import('./events.ts')).taskEvents(log) : undefined,
+  events: config.variant === 'A' ? await (await import('./events.ts')).taskEvents(log) : undefined,
   signIn: config.signIn && (await import('./signin.ts')).signIn(config.signIn, session, log),
   log,
 });
