@@ -77,17 +77,35 @@ function staticImports(file: string, found = new Set<string>()): Set<string> {
   return found;
 }
 
-// A connection string needs no credential: the identity SDK (MSAL, jsonwebtoken …) cost variant A's
-// start ~100 ms of CPU. It is still there for an identity-based connection, imported then.
-it("loads no identity SDK for variant A's Event Hubs connection string", async () => {
+// What each variant's start loads, and what it leaves to its first use. A: the identity SDK (MSAL,
+// jsonwebtoken …) only for an identity-based hub connection, never for a connection string. B: Cosmos DB's
+// and the identity SDK at the store's first use (the start and its health check never use the store).
+it.each([
+  {
+    variant: 'A',
+    chunks: ['events'],
+    loads: '@azure/event-hubs',
+    not: ['@azure/identity', '@azure/msal-node'],
+  },
+  {
+    variant: 'B',
+    chunks: ['cosmos-store', 'signin'],
+    loads: '@azure/msal-node',
+    not: ['@azure/cosmos', '@azure/identity'],
+  },
+])('variant $variant starts without $not', async ({ chunks, loads, not }) => {
   await buildAppIfChanged(fileURLToPath(new URL('.', import.meta.url)), 'build.ts');
   const dist = fileURLToPath(new URL('dist/', import.meta.url));
   const server = join(dist, 'server.js');
-  const events = /import\("(\.\/chunks\/events-[^"]+)"\)/.exec(readFileSync(server, 'utf8'))?.[1];
-  expect(events).toBeDefined();
-  const loaded = [...staticImports(server), ...staticImports(join(dist, events ?? ''))];
+  const loaded = [...staticImports(server)];
+  for (const chunk of chunks) {
+    const path = new RegExp(`import\\("(\\./chunks/${chunk}-[^"]+)"\\)`).exec(
+      readFileSync(server, 'utf8'),
+    )?.[1];
+    expect(path).toBeDefined();
+    loaded.push(...staticImports(join(dist, path ?? '')));
+  }
   const sources = loaded.map((file) => readFileSync(file, 'utf8')).join('\n');
-  expect(sources).toContain('node_modules/@azure/event-hubs/');
-  expect(sources).not.toContain('node_modules/@azure/identity/');
-  expect(sources).not.toContain('node_modules/@azure/msal-node/');
+  expect(sources).toContain(`node_modules/${loads}/`);
+  for (const name of not) expect(sources).not.toContain(`node_modules/${name}/`);
 });

@@ -6,7 +6,6 @@
  * The web app does not encrypt: a ManageTask document shows its Description as stored (encrypted).
  */
 import { randomUUID } from 'node:crypto';
-import { tasksContainer } from '../../functions/src/lib/cosmos.ts';
 import { UnavailableError } from './errors.ts';
 import type { Task, TaskStore } from './tasks.ts';
 
@@ -18,6 +17,12 @@ interface TaskDocument {
 }
 
 export const STORE_UNAVAILABLE = 'The task store is unavailable. Try again later.';
+
+/**
+ * The container, its SDKs (Cosmos DB's, and the identity SDK that reads the vault) imported at the first
+ * use: B's start and its health check never use the store, and the two chunks cost its start ~100 ms of CPU.
+ */
+const tasksContainer = async () => (await import('../../functions/src/lib/cosmos.ts')).tasksContainer();
 
 const text = (value: unknown) => (typeof value === 'string' ? value : null);
 
