@@ -1,6 +1,8 @@
-import { generateKeyPair, importJWK, SignJWT } from 'jose';
+import { createServer } from 'node:http';
+import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunningEmulator } from '../core/emulator.ts';
+import { close, listen } from '../core/http.ts';
 import { startEmulator, type TestContext, testContext, testDataDir } from '../core/testing.ts';
 import identity from './index.ts';
 import { createTokenVerifier, type TokenErrorReason, type TokenVerifier } from './verify.ts';
@@ -163,6 +165,53 @@ describe('createTokenVerifier', () => {
       expect(await reasonOf(fresh.verify(token, ['https://vault.azure.net']))).toBe('accepted');
     } finally {
       vi.unstubAllGlobals();
+    }
+  });
+
+  // As jose's createRemoteJWKSet keeps a key set: 10 minutes, and a kid it lacks (a rotated key) fetches
+  // it again, at most every 30 s.
+  it('keeps the key set ten minutes, and fetches it again for an unknown kid at most every 30 s', async () => {
+    const signer = async (kid: string) => {
+      const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
+      return { privateKey, jwk: { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' } };
+    };
+    const [first, second] = [await signer('first'), await signer('second')];
+    let served: JWK[] = [first.jwk];
+    let fetches = 0;
+    const server = createServer((_req, res) => {
+      fetches++;
+      res.setHeader('content-type', 'application/json').end(JSON.stringify({ keys: served }));
+    });
+    const port = await listen(server, 0);
+    const issuer = running.endpoints.issuer ?? '';
+    const keys = createTokenVerifier({ issuer, jwksUri: `http://127.0.0.1:${port}/keys` });
+    const signed = ({ privateKey, jwk }: typeof first) => {
+      const now = Math.floor(Date.now() / 1000);
+      return new SignJWT({ oid: 'o', tid: context.secrets.tenantId, appid: 'a' })
+        .setProtectedHeader({ alg: 'RS256', kid: jwk.kid })
+        .setIssuer(issuer)
+        .setAudience('https://vault.azure.net')
+        .setIssuedAt(now)
+        .setExpirationTime(now + 3600)
+        .sign(privateKey);
+    };
+    const verdict = async (key: typeof first) =>
+      reasonOf(keys.verify(await signed(key), ['https://vault.azure.net']));
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    try {
+      expect([await verdict(first), await verdict(first), fetches]).toEqual(['accepted', 'accepted', 1]);
+      served = [first.jwk, second.jwk];
+      expect([await verdict(second), fetches]).toEqual(['signature', 1]);
+      vi.advanceTimersByTime(30_000);
+      expect([await verdict(second), fetches]).toEqual(['accepted', 2]);
+      served = [second.jwk];
+      vi.advanceTimersByTime(599_000);
+      expect([await verdict(first), fetches]).toEqual(['accepted', 2]);
+      vi.advanceTimersByTime(1_000);
+      expect([await verdict(first), fetches]).toEqual(['signature', 3]);
+    } finally {
+      vi.useRealTimers();
+      await close(server);
     }
   });
 });
