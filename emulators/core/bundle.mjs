@@ -428,11 +428,16 @@ export function importModule(specifier) {
 
 /**
  * Stops esbuild's service process if a build in this process started it (it would idle beside the
- * stack, ~20 MB). Loading esbuild only to stop it would cost a start that built nothing ~60 ms.
+ * stack, ~20 MB). Loading esbuild only to stop it would cost a start that built nothing ~60 ms. Builds
+ * under way in this process (a watch's rebuild done while another stack of the same process builds)
+ * end first: stopped under them, the service never answers them.
  */
 export async function stopBuilding() {
   const require = createRequire(import.meta.url);
-  if (require.cache[require.resolve('esbuild')]) await (await importModule('esbuild')).stop();
+  if (!require.cache[require.resolve('esbuild')]) return;
+  const esbuild = await importModule('esbuild');
+  while (building.size > 0) await Promise.allSettled(building.values());
+  await esbuild.stop();
 }
 
 /**

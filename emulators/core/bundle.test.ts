@@ -22,7 +22,7 @@ import { build, type PluginBuild } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
 import { oneCopyPerPackage } from '../../system/one-copy-per-package.mjs';
 import { repositoryRoot } from './apps.ts';
-import { bundle, bundleEntries, bundleInputs } from './bundle.mjs';
+import { bundle, bundleEntries, bundleInputs, stopBuilding } from './bundle.mjs';
 import { testDataDir, waitFor } from './testing.ts';
 
 const data = testDataDir();
@@ -114,6 +114,34 @@ describe('bundle', () => {
     });
     await fed;
     expect((await import(pathToFileURL(second).href)).said).toBe('new!');
+  });
+
+  it('lets a build under way end before it stops the bundler (a watch done while a start builds)', async () => {
+    const dir = join(data.dir, 'stopped-while-building');
+    mkdirSync(dir);
+    const source = join(dir, 'entry.ts');
+    writeFileSync(source, "import tail from './tail.txt';\nexport const said = 'built' + tail;\n");
+    // As above, a pipe holds the build once esbuild reads it: the bundler is told to stop then.
+    const tail = join(dir, 'tail.txt');
+    execFileSync('mkfifo', [tail]);
+    let stopped: Promise<void> | undefined;
+    let fed = Promise.resolve();
+    let ended: unknown;
+    const built = bundle(source, {
+      onBuild: () => {
+        fed = (async () => {
+          const pipe = await open(tail, 'w');
+          stopped = stopBuilding();
+          await pipe.write('!');
+          await pipe.close();
+        })();
+      },
+    }).finally(() => {
+      ended = true;
+    });
+    await waitFor('the build under way to end', () => ended, 20_000);
+    await Promise.all([fed, stopped]);
+    expect((await import(pathToFileURL(await built).href)).said).toBe('built!');
   });
 
   for (const packages of ['external', 'bundle'] as const)
