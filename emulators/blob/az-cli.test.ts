@@ -87,6 +87,9 @@ function azSession() {
     [join(import.meta.dirname, 'az-session.py')],
     { env: azEnv(), stdio: ['pipe', 'pipe', 'inherit'] },
   );
+  // A Python that cannot start, or that ended, ends the answers: the command waiting for one fails.
+  child.on('error', () => {});
+  child.stdin.on('error', () => {});
   const answers = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   let last: Promise<unknown> = Promise.resolve();
   return {
@@ -102,7 +105,7 @@ function azSession() {
     },
     close: () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.stdin.end();
       }),
