@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, expect, it, vi } from 'vitest';
 import { testDataDir, waitFor } from '../core/testing.ts';
@@ -153,6 +154,28 @@ it("runs on when a component's log cannot be written (a full disk, a directory i
       /^keyvault +\| .*\/logs\/keyvault\.log cannot be written \(EISDIR: .*\): console only$/,
     ),
   ]);
+});
+
+it('lets a fresh data directory go only once its signing key is stored, when the start is refused at once', async () => {
+  // The key takes 100–500 ms of CPU to make; a port already taken refuses the start within milliseconds.
+  const dir = join(data.dir, 'refused-at-once');
+  const squatter = createServer();
+  await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
+  const { port } = squatter.address() as AddressInfo;
+  try {
+    const attempt = start({
+      dataDir: dir,
+      ports: 'free',
+      portOverrides: { keyvault: port },
+      components: ['keyvault'],
+      console: false,
+    });
+    await expect(attempt).rejects.toThrow(`port ${port} for keyvault is already in use`);
+  } finally {
+    squatter.close();
+  }
+  // Nothing writes to the directory once the start has let it go: the key is already there.
+  expect(JSON.parse(readFileSync(join(dir, 'keys.json'), 'utf8')).signingKey).toBeDefined();
 });
 
 it('names a damaged JSON file of the data directory when it stops the start', async () => {

@@ -8,7 +8,7 @@ import { bypassProxyForLoopback, PortInUseError } from '../core/http.ts';
 import { NotFoundError } from '../core/ipc.ts';
 import { withoutShellCredentials } from '../core/platform.ts';
 import { openSecrets } from '../core/secrets.ts';
-import { loadTopology } from '../core/topology.ts';
+import { loadTopology, type Topology } from '../core/topology.ts';
 import { loadDirectory, testUsers } from '../identity/directory.ts';
 import { serviceNames } from '../registry.ts';
 import { buildAppIfChanged } from './build-app.ts';
@@ -47,9 +47,18 @@ export async function start(
     throw new Error(`unknown component(s) ${unknown.join(', ')}; known: ${known.join(', ')}`);
   // Held until the stack stops, or the start fails.
   const unlock = lockDataDir(options.dataDir);
+  let keys: DataDirKeys;
+  try {
+    keys = openDataDirKeys(options);
+  } catch (error) {
+    unlock();
+    throw error;
+  }
   const attempt = (redraws: number): Promise<Stack> =>
-    startLocked(options, apps, unlock, signal).catch((error: Error) => {
+    startLocked(options, apps, keys, unlock, signal).catch(async (error: Error) => {
       if (redraws === 0 || signal?.aborted || !takenMeanwhile(error, options)) {
+        // Let go of the data directory only once nothing more is written to it.
+        await keys.stored;
         unlock();
         throw error;
       }
@@ -60,6 +69,27 @@ export async function start(
       return attempt(redraws - 1);
     });
   return attempt(MAX_REDRAWS);
+}
+
+/**
+ * The data directory's keys, opened once for a start and the starts made again on ports drawn anew. A
+ * fresh directory's signing key is stored once made (`stored`): a stop or a failed start lets the
+ * directory go only after, so that nothing writes to it then (a stack without the identity provider,
+ * the one component that waits for the key, could end first).
+ */
+type DataDirKeys = ReturnType<typeof openSecrets> & { topology: Topology; stored: Promise<void> };
+
+function openDataDirKeys(options: StackOptions): DataDirKeys {
+  const topology = loadTopology();
+  const opened = openSecrets(options.dataDir, topology, options.encryptionKey);
+  return {
+    ...opened,
+    topology,
+    stored: opened.signingKey.then(
+      () => undefined,
+      () => undefined,
+    ),
+  };
 }
 
 /** Starts made again for drawn ports taken meanwhile: one more would mean the range is crowded. */
@@ -84,6 +114,7 @@ function takenMeanwhile(error: Error, options: StackOptions): boolean {
 async function startLocked(
   options: StackOptions,
   apps: ReturnType<typeof loadApps>,
+  keys: DataDirKeys,
   unlock: () => void,
   signal: AbortSignal | undefined,
 ): Promise<Stack> {
@@ -92,8 +123,7 @@ async function startLocked(
 
   const began = performance.now();
   mkdirSync(join(dataDir, 'logs'), { recursive: true, mode: 0o700 });
-  const topology = loadTopology();
-  const { secrets, signingKey, renewed } = openSecrets(dataDir, topology, options.encryptionKey);
+  const { topology, secrets, signingKey, renewed } = keys;
   const tls = await loadTls(dataDir);
   const reservation = await reservePorts(stackPorts(apps), options.ports, options.portOverrides);
   const { ports } = reservation;
@@ -382,6 +412,7 @@ async function startLocked(
       await control?.close();
       await stopAll();
       removeStackFile(dataDir);
+      await keys.stored;
       unlock();
     },
   };
