@@ -1,7 +1,7 @@
 import { appendFileSync, cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { ChangeFeedStartFrom, type Container } from '@azure/cosmos';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { testDataDir } from '../core/testing.ts';
 import { type CosmosFixture, startCosmos } from './testing.ts';
 
@@ -121,6 +121,8 @@ describe('persistence', () => {
     await container.items.upsert({ id: 'k0', owner: 'ann', v: 2 });
     // What the disk holds if the process died now, in the middle of writing one more record.
     const crashed = testDataDir();
+    // Removed once the emulator running on it has closed (afterEach), whose stop writes its snapshot there.
+    onTestFinished(crashed.remove);
     cpSync(data.dir, crashed.dir, { recursive: true });
     appendFileSync(join(crashed.dir, 'state', 'log.jsonl'), '{"t":"put","db":"TestDB","coll":"Tas');
     await cosmos.close();
@@ -136,7 +138,6 @@ describe('persistence', () => {
     await cosmos.restart();
     after = await tasks(cosmos);
     expect((await after.items.readAll().fetchAll()).resources).toHaveLength(21);
-    crashed.remove();
   });
 
   it('does not let a torn line alone in the log swallow the next write', async () => {
@@ -150,12 +151,12 @@ describe('persistence', () => {
     await (await tasks(cosmos)).items.create({ id: 'b', owner: 'ann' });
     // What the disk holds if the process were killed now (a clean stop would snapshot 'b').
     const crashed = testDataDir();
+    onTestFinished(crashed.remove);
     cpSync(data.dir, crashed.dir, { recursive: true });
     await cosmos.close();
     data.remove();
     cosmos = await startCosmos({ dataDir: crashed.dir });
     const { resources } = await (await tasks(cosmos)).items.readAll().fetchAll();
     expect(resources.map((r) => r.id).sort()).toEqual(['a', 'b']);
-    crashed.remove();
   });
 });
