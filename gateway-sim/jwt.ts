@@ -1,11 +1,13 @@
 /**
- * validate-jwt against the identity provider: its OpenID configuration names the key set (JWKS), which
- * jose fetches and caches (refetching for an unknown key id). Times (exp, nbf) are checked by real time,
+ * validate-jwt against the identity provider: its OpenID configuration names the key set (JWKS), fetched
+ * and cached as jose's remote key set does (refetching for an unknown key id), with Node's own client. Times (exp, nbf) are checked by real time,
  * not the stack clock: the identity provider stamps its tokens by real time and the SDKs caching them
  * renew them by real time, so a moved stack clock must not refuse a token its holder still sends.
  * No clock skew is allowed (the policy's clock-skew attribute, 0 seconds by default, is not read here).
  */
-import { createRemoteJWKSet, type JWTVerifyGetKey, jwtVerify } from 'jose';
+import { type JWTVerifyGetKey, jwtVerify } from 'jose';
+import { getJson } from '../emulators/core/http.ts';
+import { remoteKeySet } from '../emulators/core/jwks.ts';
 
 export function createJwtValidator() {
   const keySets = new Map<string, Promise<JWTVerifyGetKey>>();
@@ -13,11 +15,11 @@ export function createJwtValidator() {
     let found = keySets.get(configUrl);
     if (!found) {
       found = (async () => {
-        const response = await fetch(configUrl);
-        if (!response.ok) throw new Error(`${configUrl} answered ${response.status}`);
-        const { jwks_uri } = (await response.json()) as { jwks_uri?: string };
+        const { status, body } = await getJson(configUrl);
+        if (status < 200 || status > 299) throw new Error(`${configUrl} answered ${status}`);
+        const { jwks_uri } = (body ?? {}) as { jwks_uri?: string };
         if (!jwks_uri) throw new Error(`${configUrl} names no jwks_uri`);
-        return createRemoteJWKSet(new URL(jwks_uri));
+        return remoteKeySet(jwks_uri);
       })();
       // A provider that was down is asked again next time.
       found.catch(() => keySets.delete(configUrl));
