@@ -13,10 +13,16 @@ const logFile = join(data.dir, 'logs', 'functions.jsonl');
 let host: ComponentUnderTest;
 let secrets: StackSecrets;
 let topic: Server;
-const published: { headers: IncomingHttpHeaders; body: unknown }[] = [];
-let topicStatus = 200;
-/** Answers for the next requests, before topicStatus (a topic failing, then coming back). */
-const topicAnswers: number[] = [];
+/** Each request the stand-in topic took, with the ids of its events. */
+const published: { url?: string; headers: IncomingHttpHeaders; body: unknown; ids: string[] }[] = [];
+/**
+ * The topic's answers to the requests for the event with this id (the request's first): each in turn,
+ * the last one from then on (a topic failing, then coming back); 200 for any other. Keyed by event, so
+ * that the output tests run side by side.
+ */
+const topicAnswers = new Map<string, number[]>();
+/** The requests that carried any of these events, in the order the topic took them. */
+const publishedWith = (...ids: string[]) => published.filter((p) => p.ids.some((id) => ids.includes(id)));
 /** Event Grid's documented limit for a request. */
 const ONE_MB = 1_048_576;
 
@@ -48,9 +54,12 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
-    published.push({ headers: req.headers, body: JSON.parse(body.toString()) });
+    const events = JSON.parse(body.toString()) as { id: string }[];
+    const ids = events.map((event) => event.id);
+    published.push({ url: req.url, headers: req.headers, body: events, ids });
+    const answers = topicAnswers.get(ids[0] as string) ?? [200];
     if (body.length > ONE_MB) res.writeHead(413).end('The maximum size (1049600) has been exceeded.');
-    else res.writeHead(topicAnswers.shift() ?? topicStatus).end();
+    else res.writeHead((answers.length > 1 ? answers.shift() : answers[0]) as number).end();
   });
   await new Promise<void>((resolve) => topic.listen(0, '127.0.0.1', resolve));
   const endpoint = `http://127.0.0.1:${(topic.address() as AddressInfo).port}/api/events`;
@@ -230,82 +239,72 @@ describe('Event Grid trigger webhook', () => {
   });
 });
 
-describe('Event Grid output binding', () => {
+const publish = (events: unknown[]) =>
+  fetch(`${base()}/publish`, { method: 'POST', body: JSON.stringify(events) });
+const failure = (eventId: string) =>
+  waitFor('the failed invocation', () =>
+    readLog(logFile).find(
+      (e) =>
+        e.function === 'publish' &&
+        e.message.startsWith('Exception while executing') &&
+        e.message.includes(`(id ${eventId})`),
+    ),
+  );
+
+// Side by side, each on events of its own: the retries' waits (the SDK policy's real time) overlap.
+describe.concurrent('Event Grid output binding', () => {
   it('posts the events as one JSON array with the topic key in aeg-sas-key', async () => {
-    published.length = 0;
     const events = [gridEvent('o1', { Title: 'out' })];
     expect((await fetch(`${base()}/publish`, { method: 'POST', body: JSON.stringify(events) })).status).toBe(
       202,
     );
-    expect(published).toHaveLength(1);
-    expect(published[0]?.headers['aeg-sas-key']).toBe('topic-key');
-    expect(published[0]?.headers['content-type']).toBe('application/json');
-    expect(published[0]?.body).toEqual(events);
+    const requests = publishedWith('o1');
+    expect(requests).toHaveLength(1);
+    expect(requests[0]?.headers['aeg-sas-key']).toBe('topic-key');
+    expect(requests[0]?.headers['content-type']).toBe('application/json');
+    expect(requests[0]?.body).toEqual(events);
   });
 
   it('sends CloudEvents with the CloudEvents batch content type; a single event becomes an array', async () => {
-    published.length = 0;
     const event = { specversion: '1.0', id: 'o2', source: '/tasks', type: 'Task.Created', data: {} };
     expect((await fetch(`${base()}/publish`, { method: 'POST', body: JSON.stringify(event) })).status).toBe(
       202,
     );
-    expect(published[0]?.headers['content-type']).toBe('application/cloudevents-batch+json; charset=utf-8');
-    expect(published[0]?.body).toEqual([event]);
+    const requests = publishedWith('o2');
+    expect(requests[0]?.headers['content-type']).toBe('application/cloudevents-batch+json; charset=utf-8');
+    expect(requests[0]?.body).toEqual([event]);
   });
 
   it('fails the invocation (500) when the topic refuses the events', async () => {
-    topicStatus = 401;
-    try {
-      expect(
-        (await fetch(`${base()}/publish`, { method: 'POST', body: JSON.stringify([gridEvent('o3', {})]) }))
-          .status,
-      ).toBe(500);
-    } finally {
-      topicStatus = 200;
-    }
+    topicAnswers.set('o3', [401]);
+    expect(
+      (await fetch(`${base()}/publish`, { method: 'POST', body: JSON.stringify([gridEvent('o3', {})]) }))
+        .status,
+    ).toBe(500);
   });
 
-  const publish = (events: unknown[]) =>
-    fetch(`${base()}/publish`, { method: 'POST', body: JSON.stringify(events) });
-  const failure = (eventId: string) =>
-    waitFor('the failed invocation', () =>
-      readLog(logFile).find(
-        (e) =>
-          e.function === 'publish' &&
-          e.message.startsWith('Exception while executing') &&
-          e.message.includes(`(id ${eventId})`),
-      ),
-    );
-
   it('retries a topic that fails for a moment (503, 503) as the SDK does, and publishes once', async () => {
-    published.length = 0;
-    topicAnswers.push(503, 503);
+    topicAnswers.set('o4', [503, 503, 200]);
     const events = [gridEvent('o4', {})];
     expect((await publish(events)).status).toBe(202);
-    expect(published.map((p) => p.body)).toEqual([events, events, events]);
+    expect(publishedWith('o4').map((p) => p.body)).toEqual([events, events, events]);
   });
 
   it('gives up after the SDK’s 3 retries: the invocation fails, naming the event and the answer', async () => {
-    published.length = 0;
-    topicAnswers.push(503, 503, 503, 503);
+    topicAnswers.set('o5', [503]);
     expect((await publish([gridEvent('o5', {})])).status).toBe(500);
-    expect(published).toHaveLength(4);
+    expect(publishedWith('o5')).toHaveLength(4);
     expect((await failure('o5')).message).toContain(
       'Exception: eventGrid output: 1 of 1 event(s) not published. Event subject tasks/o5 (id o5): the topic answered 503 \n',
     );
   }, 60_000);
 
   it('sends requests of at most 1 MB: an event the topic refuses (413) fails alone, the others are published', async () => {
-    published.length = 0;
     const third = 'x'.repeat(ONE_MB / 3);
     const big = gridEvent('big', { text: 'x'.repeat(ONE_MB) });
     const events = [gridEvent('s1', third), gridEvent('s2', third), big, gridEvent('s3', {})];
     expect((await publish(events)).status).toBe(500);
-    expect(published.map((p) => (p.body as { id: string }[]).map((e) => e.id))).toEqual([
-      ['s1', 's2'],
-      ['big'],
-      ['s3'],
-    ]);
+    expect(publishedWith('s1', 's2', 'big', 's3').map((p) => p.ids)).toEqual([['s1', 's2'], ['big'], ['s3']]);
     const { message } = await failure('big');
     expect(message).toContain(
       'Exception: eventGrid output: 1 of 4 event(s) not published. Event subject tasks/big (id big): the topic answered 413 The maximum size (1049600) has been exceeded.\n',
@@ -313,50 +312,21 @@ describe('Event Grid output binding', () => {
   });
 });
 
+// Last: it stops the file's host (a host of its own would cost a start).
 describe('a host that stops while its Event Grid output retries', () => {
   it('ends the retries: the invocation fails saying so, and no retry follows the stop', async () => {
-    const tries: string[] = [];
-    const failing = createServer((req, res) => {
-      req.resume();
-      tries.push(req.url ?? '');
-      res.writeHead(503).end();
-    });
-    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
-    const own = testDataDir();
-    const ownLog = join(own.dir, 'logs', 'functions.jsonl');
-    try {
-      const stopping = await startComponent(
-        'functions',
-        {
-          port: 0,
-          appDir: appPath('app-esm'),
-          logFile: ownLog,
-          settings: {
-            AzureWebJobsSecretStorageType: 'files',
-            TopicEndpoint: `http://127.0.0.1:${(failing.address() as AddressInfo).port}/api/events`,
-            TopicKey: 'topic-key',
-          },
-        },
-        own.dir,
-      );
-      // The stop closes the HTTP connection (the host does not wait for HTTP invocations); what counts
-      // is the invocation's end, in the log.
-      const call = fetch(`${stopping.endpoints.baseUrl}/publish`, {
-        method: 'POST',
-        body: JSON.stringify([gridEvent('c1', {})]),
-      }).catch(() => undefined);
-      await waitFor('the first try', () => tries.length === 1);
-      await stopping.stop();
-      await call;
-      expect(tries).toEqual(['/api/events']);
-      expect(readLog(ownLog).map((e) => e.message)).toContainEqual(
-        expect.stringContaining(
-          'Exception: eventGrid output: 1 of 1 event(s) not published. Event subject tasks/c1 (id c1): the host is stopping (its last try: the topic answered 503 )\n',
-        ),
-      );
-    } finally {
-      failing.close();
-      own.remove();
-    }
+    topicAnswers.set('c1', [503]);
+    // The stop closes the HTTP connection (the host does not wait for HTTP invocations); what counts
+    // is the invocation's end, in the log.
+    const call = publish([gridEvent('c1', {})]).catch(() => undefined);
+    await waitFor('the first try', () => publishedWith('c1').length === 1);
+    await host.stop();
+    await call;
+    expect(publishedWith('c1').map((p) => p.url)).toEqual(['/api/events']);
+    expect(readLog(logFile).map((e) => e.message)).toContainEqual(
+      expect.stringContaining(
+        'Exception: eventGrid output: 1 of 1 event(s) not published. Event subject tasks/c1 (id c1): the host is stopping (its last try: the topic answered 503 )\n',
+      ),
+    );
   });
 });
