@@ -1,8 +1,8 @@
 /**
  * The Event Grid output binding (`topicEndpointUri` + `topicKeySetting`): the invocation's events posted
  * as the publisher client does (a JSON array, the key in `aeg-sas-key`), with the client's default retry
- * policy (Azure.Core: 3 retries, exponential from 0.8 s ±20 %, at most 1 min, `Retry-After` honoured) for
- * connection failures, 408, 429 and 5xx.
+ * policy (Azure.Core: 3 retries, exponential from 0.8 s ±20 %, at most 1 min, or longer if the topic
+ * asks with `Retry-After`: retryDelay) for connection failures, 408, 429 and 5xx.
  *
  * Where this differs from Azure's binding, which sends all of an invocation's events in one request: the
  * events go in as few requests as Event Grid's 1 MB request limit allows, so that one event Event Grid
@@ -46,13 +46,39 @@ function requests(events: Event[]): Event[][] {
   return groups;
 }
 
-/** The wait before retry `retry` (1-based), as Azure.Core computes it, or as the topic asked. */
-function retryDelay(retry: number, retryAfter: string | null): number {
-  const asked = Number(retryAfter);
-  if (retryAfter !== null && Number.isFinite(asked) && asked >= 0)
-    return Math.min(asked * 1000, RETRY.maxDelayMs);
+/** Longest wait a timer takes: a longer one would fire at once (Node's TimeoutOverflowWarning). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The wait the topic asked for, read as Azure.Core's `ResponseHeaders.RetryAfter`: `retry-after-ms`
+ * (or else `x-ms-retry-after-ms`) in whole milliseconds, else `Retry-After` in whole seconds or as an
+ * HTTP date; 0 when it asked for none it understands.
+ */
+function askedDelayMs(headers: Headers | undefined): number {
+  // .NET's int.TryParse: an optional sign, digits, surrounding spaces, within 32 bits.
+  const whole = (value: string | null | undefined) => {
+    const number = value != null && /^\s*[+-]?\d+\s*$/.test(value) ? Number(value) : Number.NaN;
+    return number >= -(2 ** 31) && number < 2 ** 31 ? number : undefined;
+  };
+  const ms = whole(headers?.get('retry-after-ms') ?? headers?.get('x-ms-retry-after-ms'));
+  if (ms !== undefined) return ms;
+  const retryAfter = headers?.get('retry-after');
+  const seconds = whole(retryAfter);
+  if (seconds !== undefined) return seconds * 1000;
+  const date = retryAfter ? Date.parse(retryAfter) : Number.NaN;
+  return Number.isNaN(date) ? 0 : date - Date.now();
+}
+
+/**
+ * The wait before retry `retry` (1-based) after an answer with `headers` (none for a failed connection),
+ * as Azure.Core's DelayStrategy computes it: the larger of what the topic asked for (not capped) and the
+ * exponential backoff with its ±20 % jitter (capped at 1 min). A topic answering `Retry-After: 0` is
+ * therefore still retried after the backoff, as in Azure.
+ */
+export function retryDelay(retry: number, headers?: Headers): number {
   const jittered = RETRY.delayMs * (0.8 + Math.random() * 0.4);
-  return Math.min(2 ** (retry - 1) * jittered, RETRY.maxDelayMs);
+  const backoff = Math.min(2 ** (retry - 1) * jittered, RETRY.maxDelayMs);
+  return Math.min(Math.max(askedDelayMs(headers), backoff), MAX_TIMER_MS);
 }
 
 /**
@@ -69,7 +95,7 @@ async function post(
   const body = JSON.stringify(events);
   for (let retry = 0; ; retry++) {
     let failure: string;
-    let retryAfter: string | null = null;
+    let headers: Headers | undefined;
     let transient = true;
     try {
       const response = await fetch(endpoint, {
@@ -79,7 +105,7 @@ async function post(
       });
       if (response.ok) return undefined;
       failure = `the topic answered ${response.status} ${(await response.text()).slice(0, 500)}`;
-      retryAfter = response.headers.get('retry-after');
+      headers = response.headers;
       transient = TRANSIENT.has(response.status);
     } catch (error) {
       const { message, cause } = error as Error & { cause?: Error };
@@ -87,7 +113,7 @@ async function post(
     }
     if (!transient || retry === RETRY.maxRetries) return failure;
     // The wait ends at once (rejects) if the host stops meanwhile, or has stopped already.
-    await delay(retryDelay(retry + 1, retryAfter), undefined, { signal: stopping }).catch(() => {});
+    await delay(retryDelay(retry + 1, headers), undefined, { signal: stopping }).catch(() => {});
     if (stopping.aborted) return `the host is stopping (its last try: ${failure})`;
   }
 }
