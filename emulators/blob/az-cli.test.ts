@@ -4,7 +4,7 @@ import { delimiter, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDataDir } from '../core/testing.ts';
+import { lacksDistutils, OWN_DISTUTILS, testDataDir } from '../core/testing.ts';
 import { type Stack, start } from '../stack/launcher.ts';
 
 /**
@@ -18,12 +18,8 @@ const data = testDataDir();
  * command module, ~2 s of CPU), and again only for another version of az.
  */
 const config = join(process.env.TASKSTACK_TEST_SHARED_DIR ?? data.dir, 'az');
-/**
- * az before 2.60 imports distutils at every start, and setuptools' shim (Debian's python3-setuptools)
- * answers with the whole of setuptools, ~0.35 s of CPU a call; Python's own distutils costs nothing.
- * Python 3.12 has none of its own: there the shim stays (see warmUp). az 2.60 on imports no distutils.
- */
-let ownDistutils: Record<string, string> = { SETUPTOOLS_USE_DISTUTILS: 'stdlib' };
+/** az before 2.60 imports distutils at every start (see OWN_DISTUTILS; warmUp finds whether Python has its own). */
+let ownDistutils: Readonly<Record<string, string>> = OWN_DISTUTILS;
 let stack: Stack;
 let connection: string;
 /** The discard port: a proxy there refuses at once, and nothing sent to it leaves the machine. */
@@ -127,7 +123,7 @@ async function azJson(...args: string[]): Promise<unknown> {
  */
 async function warmUp() {
   const first = await az('storage', '--help');
-  if (!first.stderr.includes("No module named 'distutils'")) return first;
+  if (!lacksDistutils(first.stderr)) return first;
   ownDistutils = {};
   return az('storage', '--help');
 }

@@ -138,6 +138,15 @@ export async function waitFor<T>(
 }
 
 /**
+ * Python tools that import distutils at every start (az before 2.60, docker-compose 1.x) get the whole
+ * of setuptools from Debian's shim (python3-setuptools), ~0.35 s of CPU a start; Python's own distutils
+ * costs nothing, and anyone can choose it with this setting. Python 3.12 has none of its own: a tool
+ * run with the setting there fails saying so (`lacksDistutils`), and runs again without it.
+ */
+export const OWN_DISTUTILS: Readonly<Record<string, string>> = { SETUPTOOLS_USE_DISTUTILS: 'stdlib' };
+export const lacksDistutils = (stderr: string) => stderr.includes("No module named 'distutils'");
+
+/**
  * Debian's chromium through playwright-core: headless, no sandbox, a fresh profile. Chromium ignores
  * NODE_EXTRA_CA_CERTS, so, given the stack's TLS material, it is told to accept the certificate that
  * carries the stack's server key (by its SPKI hash) and no other; every other certificate is still
