@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
@@ -16,15 +16,21 @@ const entry = join(import.meta.dirname, 'container.ts');
 const data = testDataDir();
 const dir = join(data.dir, 'container');
 let secrets: StackSecrets;
-let child: ChildProcess | undefined;
+/** The components started, stopped at the end whatever became of their tests. */
+const children = new Set<ChildProcess>();
 type ComposeService = { command?: string[]; environment: Record<string, string> };
 
 const env = (extra: Record<string, string>) => ({ PATH: process.env.PATH, TASKSTACK_DIR: dir, ...extra });
+/** `container.ts ARGS` run to its end: its exit code and output. */
 const run = (...args: string[]) =>
-  spawnSync(process.execPath, ['--import', 'tsx', entry, ...args], {
-    env: env({ TASKSTACK_TLS_HOSTS: 'identity,keyvault,gateway' }),
-    encoding: 'utf8',
-  });
+  new Promise<{ status: number | string; stdout: string; stderr: string }>((resolve) =>
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', entry, ...args],
+      { env: env({ TASKSTACK_TLS_HOSTS: 'identity,keyvault,gateway' }), encoding: 'utf8' },
+      (error, stdout, stderr) => resolve({ status: error ? (error.code ?? 1) : 0, stdout, stderr }),
+    ),
+  );
 
 /** GET over TLS to `address`, checking the certificate against the name `servername` as a compose peer would. */
 const get = (address: string, port: number, path: string, servername: string, ca: string) =>
@@ -44,7 +50,7 @@ const getText = (address: string, port: number, path: string, servername: string
 
 /** Starts `container.ts <component>` (from `cwd`, as the image's WORKDIR) and waits for its ready line. */
 async function startComponent(component: string, extra: Record<string, string>, cwd?: string) {
-  child = spawn(process.execPath, ['--import', 'tsx', entry, component], {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry, component], {
     cwd,
     env: env({
       TASKSTACK_KEYS: Buffer.from(JSON.stringify(secrets)).toString('base64'),
@@ -53,6 +59,7 @@ async function startComponent(component: string, extra: Record<string, string>, 
       ...extra,
     }),
   });
+  children.add(child);
   let output = '';
   child.stdout?.on('data', (chunk) => {
     output += chunk;
@@ -90,13 +97,13 @@ beforeAll(async () => {
   secrets = await loadSecrets(data.dir, loadTopology());
 });
 afterAll(() => {
-  child?.kill('SIGKILL');
+  for (const child of children) child.kill('SIGKILL');
   data.remove();
 });
 
 describe('the container entry (emulators/stack/container.ts)', () => {
-  it('init creates the local CA with a certificate naming the compose services', () => {
-    const result = run('init');
+  it('init creates the local CA with a certificate naming the compose services', async () => {
+    const result = await run('init');
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     const stored = JSON.parse(readFileSync(join(dir, 'ca', 'ca.json'), 'utf8'));
@@ -104,7 +111,8 @@ describe('the container entry (emulators/stack/container.ts)', () => {
     expect(readFileSync(join(dir, 'ca', 'ca.pem'), 'utf8')).toBe(stored.ca);
   });
 
-  it('runs one service from its environment, reachable on the given address under its service name', async () => {
+  // The tests after init run side by side (the services serve with its CA): each its own process and port.
+  it.concurrent('runs one service from its environment, reachable on the given address under its service name', async () => {
     // Key Vault, with the options docker-compose.yml gives it: a TLS service, and one of the lightest to
     // load (the identity provider loads oidc-provider).
     const port = await freePort();
@@ -117,7 +125,7 @@ describe('the container entry (emulators/stack/container.ts)', () => {
     await stopComponent(running);
   });
 
-  it('runs the gateway with the options docker-compose.yml gives it, enforcing system/gateway/', async () => {
+  it.concurrent('runs the gateway with the options docker-compose.yml gives it, enforcing system/gateway/', async () => {
     const port = await freePort();
     const running = await startComponent(
       'gateway',
@@ -136,11 +144,10 @@ describe('the container entry (emulators/stack/container.ts)', () => {
     await stopComponent(running);
   });
 
-  it('refuses an unknown component or missing settings with one line', () => {
-    const unknown = run('nonsense');
+  it.concurrent('refuses an unknown component or missing settings with one line', async () => {
+    const [unknown, bare] = await Promise.all([run('nonsense'), run('keyvault')]);
     expect(unknown.status).toBe(1);
     expect(unknown.stderr.trim()).toBe('taskstack container: unknown emulator nonsense');
-    const bare = run('keyvault');
     expect(bare.status).toBe(1);
     expect(bare.stderr.trim()).toBe('taskstack container: TASKSTACK_OPTIONS is not set');
   });
