@@ -45,10 +45,13 @@ describe('a target written by hand', () => {
   };
   const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
     runCli(args, { ...process.env, [TARGET_ENV]: '', TASKSTACK_DATA_DIR: data.dir, ...env });
-  /** The command lines of this process's children (the CLI and its script), taken as a request waits. */
+  /**
+   * The command lines of this process's children (the CLI and its script), taken as each request waits:
+   * every request's, as a run beside the one checked may ask last.
+   */
   let asked: string[] = [];
   const noteCommands = () => {
-    asked = descendants(process.pid).flatMap((pid) => commandLineOf(pid) ?? []);
+    asked.push(...descendants(process.pid).flatMap((pid) => commandLineOf(pid) ?? []));
   };
   /** The script ran from its bundle, as the CLI itself does: under tsx each run cost ~0.85 s of CPU. */
   const expectBundled = (bundleName: string) => {
@@ -57,7 +60,9 @@ describe('a target written by hand', () => {
     expect(commands).not.toContain('--import');
   };
 
-  it.each([
+  // The runs against targets that never answer or name nothing usable go side by side: they note no
+  // commands, and each reads only its own output.
+  it.concurrent.each([
     [['conformance'], /^FAIL .*createtask: no body .* no answer from (\S+) within 0\.2 s$/m],
     [
       ['scenario', 'run', 'attachment-metadata'],
@@ -82,7 +87,7 @@ describe('a target written by hand', () => {
       logs: { functions: 'functions.log' },
     });
 
-  it('conformance against a target naming nothing it can use: exit 1, saying nothing ran; it names the Errors-table rows no target can show, and where they are checked', async () => {
+  it.concurrent('conformance against a target naming nothing it can use: exit 1, saying nothing ran; it names the Errors-table rows no target can show, and where they are checked', async () => {
     const result = await run(['conformance', '--target', nothing()]);
     expect(result.stderr).toBe('');
     expect(result.stdout).toMatch(
@@ -100,7 +105,7 @@ describe('a target written by hand', () => {
       expect(result.stdout).toMatch(new RegExp(`^SKIP  500  ${literal(name)} +${literal(elsewhere)}$`, 'm'));
   });
 
-  it.each([
+  it.concurrent.each([
     [
       ['scenario', 'run', 'all'],
       /^SKIP {2}key-renewal .*\nnothing ran: every check needs a field .*nothing\.json lacks/m,
@@ -139,6 +144,7 @@ describe('a target written by hand', () => {
     });
     await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
     try {
+      asked = [];
       const baseUrl = `http://127.0.0.1:${(refusing.address() as { port: number }).port}`;
       const file = write('refusing.json', { baseUrl, functionKey: 'wrong' });
       const result = await run(['scenario', 'run', 'attachment-metadata', '--target', file]);
@@ -187,12 +193,16 @@ describe('a target written by hand', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const gatewayUrl = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
     try {
+      asked = [];
       const untrusted = write('untrusted.json', { gatewayUrl, subscriptionKey: 'k' });
       const trusted = write('trusted.json', { gatewayUrl, subscriptionKey: 'k', dataDir });
-      // Side by side: only the trusted run's request reaches the server (and notes the commands).
-      const [refused, answered] = await Promise.all([
+      // Side by side: the untrusted run's request never reaches the server; the trusted run's and the
+      // suite's do (the suite's processes run no script, and none with `--import`).
+      const [refused, answered, suite] = await Promise.all([
         run(['conformance', '--target', untrusted]),
         run(['conformance', '--target', trusted]),
+        // TASKSTACK_TARGET_FILE=FILE npm test: the test processes trust the target's CA as well.
+        output(process.execPath, [VITEST, 'run', TABLE_TEST], { ...process.env, [TARGET_ENV]: trusted }),
       ]);
       // Node's own words, then ours (Node 24 adds a hint of its own between them).
       expect(refused.stdout).toMatch(
@@ -201,11 +211,6 @@ describe('a target written by hand', () => {
       expect(answered.stdout).toMatch(/^FAIL .* status 200, expected 401/m);
       expect(answered.stdout).not.toContain('certificate');
       expectBundled('contracts__conformance');
-      // TASKSTACK_TARGET_FILE=FILE npm test: the test processes trust the target's CA as well.
-      const suite = await output(process.execPath, [VITEST, 'run', TABLE_TEST], {
-        ...process.env,
-        [TARGET_ENV]: trusted,
-      });
       expect(suite).toMatch(/^FAIL .* status 200, expected 401/m);
       expect(suite).not.toContain('certificate');
     } finally {
