@@ -21,8 +21,9 @@ beforeAll(async () => {
     components: ['identity', 'blob', 'cosmos', 'keyvault', 'eventhubs', 'eventgrid', 'functions'],
     inMemory: false,
     // App settings, as an operator overrides host.json: the Event Hubs clients retry once, after 0.2 s,
-    // instead of three times from 0.8 s (0.8, 2.4, 5.6 s), so an outage is noticed within a second; and
-    // load is balanced every 0.5 s instead of 2 s, the wait before a processor ended by it starts again.
+    // instead of three times from 0.8 s (0.8, 2.4, 5.6 s), so an outage is noticed seconds sooner; and
+    // load is balanced every 0.5 s instead of 2 s, which is also how long the host waits before it
+    // restarts a processor whose receiver the outage ended.
     settings: {
       AzureFunctionsJobHost__extensions__eventHubs__clientRetryOptions__delay: '00:00:00.2',
       AzureFunctionsJobHost__extensions__eventHubs__clientRetryOptions__maximumRetries: '1',
