@@ -1,8 +1,9 @@
 /**
  * The blob trigger told of new blobs by the store's blob events (emulators/blob/blob-events.cjs), with
- * sweeps as the safety net. The trigger's connection goes through a proxy that counts its listings of
- * `tasks` and can cut (and refuse) its events stream, as a lost connection would. The test app holds
- * the runs of `held-*` blobs until the test writes `release`, in a host.json with time for that.
+ * sweeps as the safety net. The trigger's connection goes through a proxy that counts (and can hold
+ * back) its listings of `tasks` and can cut (and refuse) its events stream, as a lost connection would.
+ * The test app holds the runs of `held-*` blobs until the test writes `release`, in a host.json with
+ * time for that.
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
