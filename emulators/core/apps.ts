@@ -43,7 +43,7 @@ const appName = z.string().regex(/^[a-z][a-z0-9-]*$/, 'app names are lower case 
 export const appsSchema = z.object({ apps: z.record(appName, appSchema) });
 export type Apps = z.infer<typeof appsSchema>['apps'];
 
-export const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
+export { repositoryRoot } from './files.ts';
 export const appsPath = fileURLToPath(new URL('../../system/apps.json', import.meta.url));
 
 /** What App Service takes as an app setting's name (on Linux a period then becomes an underscore). */

@@ -8,6 +8,10 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The project's folder (here, not in apps.ts: commands that read no app declaration need it without zod). */
+export const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
  * Writes a file atomically (temp file + rename) so a crash never leaves half a key or half a store; a

@@ -7,23 +7,13 @@ import { existsSync, realpathSync, rmSync } from 'node:fs';
 import { constants, homedir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { z } from 'zod';
-import { targetOrExit } from '../../contracts/target.ts';
-import { deployCommand } from '../../system/deploy/deploy.ts';
-import { loadApps, repositoryRoot } from '../core/apps.ts';
 import { argsRefusal } from '../core/args.ts';
-import { bundle, stopBuilding } from '../core/bundle.mjs';
-import { openSslTrust } from '../core/ca.ts';
-import { keysCommand } from '../functions-host/cli.ts';
-import { banner } from './banner.ts';
-import { CONTROL_KEY_HEADER, callControl } from './control.ts';
-import { start } from './launcher.ts';
-import { parseStackOptions } from './options.ts';
-import { stackPorts } from './ports.ts';
-import { lockHolder, notDataDirectory, processAlive, removalRefusal, runningStack } from './stackfile.ts';
+import { repositoryRoot } from '../core/files.ts';
+import { resolveDataDir } from './data-dir.ts';
 
-// As in child.ts: this process parses each schema once or twice.
-z.config({ jitless: true });
+// Every other module is imported where a command needs it: the bundle keeps each dynamic import a chunk
+// loaded at its first use, so `help` loads nothing, and `status`, `stop`, `reset` and `clock` neither zod
+// nor the launcher (README, issue 13).
 
 /** What `taskstack help` prints, and what an unknown command or option points to. */
 const USAGE = `usage:
@@ -46,6 +36,19 @@ if (['help', '--help', '-h'].includes(command) || rest.includes('--help') || res
   console.log(USAGE);
   process.exit(0);
 }
+const { lockHolder, notDataDirectory, processAlive, removalRefusal, runningStack } = await import(
+  './stackfile.ts'
+);
+
+/**
+ * Sets zod up before a command's first parse, for the commands that validate with it (their modules
+ * import it; it is loaded here first): as in child.ts, this process parses each schema once or twice.
+ */
+async function setUpZod() {
+  const { z } = await import('zod');
+  z.config({ jitless: true });
+}
+
 /** How long a failed start waits for a signal that may have caused it (see startCommand). */
 const SIGNAL_GRACE_MS = 100;
 /** The signals that stop the stack: Ctrl-C, `taskstack stop` (and kill), a closing terminal. */
@@ -80,6 +83,10 @@ async function runAgainstTarget(
   args: string[],
   targetArgs: string[],
 ): Promise<never> {
+  await setUpZod();
+  const { targetOrExit } = await import('../../contracts/target.ts');
+  const { openSslTrust } = await import('../core/ca.ts');
+  const { bundle, stopBuilding } = await import('../core/bundle.mjs');
   const { ca } = targetOrExit(command, targetArgs, process.env).target;
   const trust = ca ? openSslTrust({ ...process.env, NODE_EXTRA_CA_CERTS: ca }) : undefined;
   const { NODE_EXTRA_CA_CERTS: callers } = process.env;
@@ -99,15 +106,30 @@ async function runAgainstTarget(
 }
 // Commands with flags of their own.
 if (command === 'functions') await functionsCommand(rest);
-if (command === 'deploy') await deployCommand(rest);
+if (command === 'deploy') {
+  await setUpZod();
+  const { deployCommand } = await import('../../system/deploy/deploy.ts');
+  await deployCommand(rest);
+}
 if (command === 'conformance') await runAgainstTarget(command, '../../contracts/conformance.ts', rest, rest);
 if (command === 'scenario') {
   if (rest[0] !== 'run' || !rest[1] || rest[1].startsWith('-'))
     fail('usage: taskstack scenario run <name|all> [--target FILE]');
   await runAgainstTarget('scenario run', '../../scenarios/run.ts', rest.slice(1), rest.slice(2));
 }
-// --<component>-port N for every service and app.
-const portNames = Object.keys(stackPorts(loadApps()));
+/**
+ * The name of every port (`--<component>-port N`): the services' and the apps'. system/apps.json, which
+ * names the apps, is read (and checked) only by `start` and by a command given a port flag: the other
+ * commands accept port flags and ignore them, and without one they answer without reading it.
+ */
+async function portNamesOf(args: string[]): Promise<string[]> {
+  if (command !== 'start' && !args.some((arg) => arg.includes('-port'))) return [];
+  await setUpZod();
+  const { loadApps } = await import('../core/apps.ts');
+  const { stackPorts } = await import('./ports.ts');
+  return Object.keys(stackPorts(loadApps()));
+}
+const portNames = await portNamesOf(rest);
 const portFlags = Object.fromEntries(portNames.map((name) => [`${name}-port`, { type: 'string' as const }]));
 const { values, positionals } = parseFlags({
   'data-dir': { type: 'string' },
@@ -132,7 +154,7 @@ const dataDir = dataDirOf(values['data-dir']);
 /** The data directory (--data-dir, TASKSTACK_DATA_DIR, the project's); a wrong one ends in one line. */
 function dataDirOf(flag: string | undefined): string {
   try {
-    return parseStackOptions({ dataDir: flag }).dataDir;
+    return resolveDataDir(flag);
   } catch (error) {
     fail((error as Error).message);
   }
@@ -174,6 +196,7 @@ function readyStack(dir: string) {
 /** Calls the running stack's control API. */
 async function control(method: string, path: string, body?: unknown): Promise<unknown> {
   const stack = readyStack(dataDir);
+  const { CONTROL_KEY_HEADER, callControl } = await import('./control.ts');
   const response = await callControl(`${stack.controlUrl}${path}`, {
     method,
     headers: { [CONTROL_KEY_HEADER]: stack.masterKey, 'content-type': 'application/json' },
@@ -190,6 +213,7 @@ async function functionsCommand(argv: string[]): Promise<never> {
     const stack = readyStack(dataDirOf(flag));
     return { url: stack.controlUrl, key: stack.masterKey };
   };
+  const { keysCommand } = await import('../functions-host/cli.ts');
   try {
     console.log(await keysCommand(argv, connect));
     process.exit(0);
@@ -215,6 +239,9 @@ async function startCommand() {
     fail(
       'the EncryptionKey is empty (--encryption-key "" or TASKSTACK_ENCRYPTION_KEY=""): give its text, or neither for a random one per data directory',
     );
+  const { start } = await import('./launcher.ts');
+  const { banner } = await import('./banner.ts');
+  const { stopBuilding } = await import('../core/bundle.mjs');
   const began = performance.now();
   // A signal during the start (Ctrl-C, a closing terminal) stops whatever has started, in order.
   const interrupt = new AbortController();

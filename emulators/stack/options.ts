@@ -1,17 +1,12 @@
-import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { repositoryRoot } from '../core/apps.ts';
+import { defaultDataDir, resolveDataDir } from './data-dir.ts';
 
 const port = z.number().int().min(1).max(65535);
 
 /** Options of `start()` and of `taskstack start` (the CLI maps flags and environment onto these). */
 export const stackOptionsSchema = z.object({
-  /**
-   * Where keys, the CA, persisted data, logs and stack.json live. By default the project's own
-   * `.taskstack`, whatever the working directory: `npm start` runs in the project's folder, and a
-   * command run from one of its subfolders (`npx taskstack status`) must find the same stack.
-   */
-  dataDir: z.string().default(() => process.env.TASKSTACK_DATA_DIR ?? join(repositoryRoot, '.taskstack')),
+  /** Where keys, the CA, persisted data, logs and stack.json live (data-dir.ts). */
+  dataDir: z.string().default(defaultDataDir),
   /** `default` (conventional ports), `free` (any free ports: tests), or `{ base }` (base + position). */
   ports: z.union([z.enum(['default', 'free']), z.object({ base: port })]).default('default'),
   /** Fixed ports for single components, e.g. `{ blob: 20000 }`. */
@@ -38,14 +33,9 @@ export const stackOptionsSchema = z.object({
 export type StackOptionsInput = z.input<typeof stackOptionsSchema>;
 export type StackOptions = z.output<typeof stackOptionsSchema>;
 
-const EMPTY_DATA_DIR =
-  'the data directory is empty (--data-dir "" or TASKSTACK_DATA_DIR=""), which would be the working directory: name one, or give neither for the project\'s .taskstack';
-
 /** The options with their defaults; throws naming each wrong one (zod's own error is a JSON dump). */
 export function parseStackOptions(input: StackOptionsInput = {}): StackOptions {
   const parsed = stackOptionsSchema.safeParse(input);
   if (!parsed.success) throw new Error(`invalid stack options: ${z.prettifyError(parsed.error)}`);
-  // resolve('') is the working directory: `TASKSTACK_DATA_DIR=$UNSET taskstack reset` removed it.
-  if (!parsed.data.dataDir) throw new Error(EMPTY_DATA_DIR);
-  return { ...parsed.data, dataDir: resolve(parsed.data.dataDir) };
+  return { ...parsed.data, dataDir: resolveDataDir(parsed.data.dataDir) };
 }
