@@ -66,7 +66,8 @@ async function hubEvents(expected: number): Promise<ReceivedEventData[]> {
 const bodyText = (event: ReceivedEventData) => Buffer.from(event.body as Uint8Array).toString('utf8');
 
 // The silent hub's test waits out the send's limit on a server of its own: it runs beside the tests
-// of the stack's hub, which run in order (each reads what the ones before it left on taskevents).
+// of the stack's hub, which run in order (each reads what the ones before it left on taskevents), and
+// beside the test without a hub setting, which uses no hub at all.
 describe.concurrent('a hub that does not answer', () => {
   let silent: Server;
   const sockets: Socket[] = [];
@@ -152,7 +153,7 @@ describe.concurrent('the stack’s hub', () => {
   });
 });
 
-describe('no StreamHubConnection', () => {
+describe.concurrent('no StreamHubConnection', () => {
   it("is the spec's placeholder: said once at start, each Create keeps its task and logs that nothing was sent", async () => {
     const app = await webApp({});
     expect(app.output()).toContain(
