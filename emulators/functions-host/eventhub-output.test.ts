@@ -8,18 +8,22 @@ import { EventHubConsumerClient, type EventPosition } from '@azure/event-hubs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testContext, testDataDir, waitFor } from '../core/testing.ts';
 import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
-import { hubEnds, readLog, receiveEvents, startEventHubOutputHost } from './test/helpers.ts';
+import { type EventFeed, followEvents, hubEnds, readLog, startEventHubOutputHost } from './test/helpers.ts';
 
 const data = testDataDir();
 const logFile = join(data.dir, 'logs', 'functions.jsonl');
 let eventHubs: ComponentUnderTest;
 let host: ComponentUnderTest;
 let consumer: EventHubConsumerClient;
+let feed: EventFeed;
 
 beforeAll(async () => {
   eventHubs = await startComponent('eventhubs', { port: 0 }, data.dir);
   const connectionString = eventHubs.endpoints.connectionString as string;
   consumer = new EventHubConsumerClient('$Default', connectionString, 'taskevents');
+  // One subscription for the file, read back by position: a subscription each time attached a receiver
+  // per partition (~0.25 s a test).
+  feed = followEvents(consumer);
   host = await startEventHubOutputHost(data.dir, logFile, {
     StreamHubConnection: connectionString,
     HubWithEntityPath: `${connectionString};EntityPath=taskevents`,
@@ -29,13 +33,14 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await host?.stop();
+  await feed?.close();
   await consumer?.close();
   await eventHubs?.stop();
   data.remove();
 });
 
 const ends = () => hubEnds(consumer);
-const receive = (from: Record<string, EventPosition>, count: number) => receiveEvents(consumer, from, count);
+const receive = (from: Record<string, EventPosition>, count: number) => feed.after(from, count);
 
 const post = (path: string) => fetch(`${host.endpoints.baseUrl}/api/${path}`, { method: 'POST' });
 
