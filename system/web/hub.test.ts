@@ -16,9 +16,6 @@ const data = testDataDir();
 let stack: Stack;
 const apps: WebApp[] = [];
 
-beforeAll(async () => {
-  stack = await startStores(data.dir, ['identity', 'eventhubs']);
-});
 afterAll(async () => {
   await Promise.all(apps.map((app) => app.stop()));
   await stack?.stop();
@@ -98,6 +95,11 @@ describe.concurrent('a hub that does not answer', () => {
 });
 
 describe.concurrent('the stack’s hub', () => {
+  // Started here, not for the file: the other groups use no stack and start beside it.
+  beforeAll(async () => {
+    stack = await startStores(data.dir, ['identity', 'eventhubs']);
+  });
+
   describe.sequential('the task message', () => {
     it('with StreamHubConnection: one event whose body is the UTF-8 JSON of the task', async () => {
       const app = await webApp({
