@@ -16,6 +16,7 @@ let eventHubs: ComponentUnderTest;
 let host: ComponentUnderTest;
 let consumer: EventHubConsumerClient;
 let feed: EventFeed;
+let partitionIds: string[];
 
 beforeAll(async () => {
   eventHubs = await startComponent('eventhubs', { port: 0 }, data.dir);
@@ -24,6 +25,8 @@ beforeAll(async () => {
   // One subscription for the file, read back by position: a subscription each time attached a receiver
   // per partition (~0.25 s a test).
   feed = followEvents(consumer);
+  // A hub's partitions are fixed at its creation: asked once, not at every read of where they end.
+  partitionIds = await consumer.getPartitionIds();
   host = await startEventHubOutputHost(data.dir, logFile, {
     StreamHubConnection: connectionString,
     HubWithEntityPath: `${connectionString};EntityPath=taskevents`,
@@ -39,7 +42,7 @@ afterAll(async () => {
   data.remove();
 });
 
-const ends = () => hubEnds(consumer);
+const ends = () => hubEnds(consumer, partitionIds);
 const receive = (from: Record<string, EventPosition>, count: number) => feed.after(from, count);
 
 const post = (path: string) => fetch(`${host.endpoints.baseUrl}/api/${path}`, { method: 'POST' });
