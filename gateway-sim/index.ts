@@ -3,9 +3,8 @@
  * subscriptions and authorization servers of `system/gateway/` — the files that are imported into APIM.
  * Serves HTTPS on the stack's certificate; reloads when an artifact changes.
  */
-import { type FSWatcher, watch } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { defineEmulator } from '../emulators/core/emulator.ts';
 import { close, createTlsServer, LOOPBACK, listen, probe } from '../emulators/core/http.ts';
@@ -15,6 +14,7 @@ import { apimError, type GatewayAnswer, invalidUrl } from './errors.ts';
 import { createJwtValidator } from './jwt.ts';
 import { createLimits } from './limits.ts';
 import { createPortal, PORTAL_PATH } from './portal.ts';
+import { readAhead } from './read-ahead.ts';
 import { gatewayHandler, HEALTH_PATH } from './routes.ts';
 import { STATES } from './schemas.ts';
 import { createSubscriptionRegistry, subscriptionKeys } from './subscriptions.ts';
@@ -37,24 +37,38 @@ const describe = (config: GatewayConfig) =>
     )
     .join('; ');
 
+const optionsSchema = z.object({
+  port: z.number().int().min(0).max(65535),
+  /** The `system/gateway/` folder to enforce (absolute, or relative to the working directory). */
+  artifactsDir: z.string().min(1),
+  /** Values of the named values `named-values.json` declares (backend addresses, keys, identity). */
+  namedValues: z.record(z.string(), z.string()).default({}),
+  /** The developer portal's sign-in (the `developerPortal` app registration); without it, no portal. */
+  portal: z
+    .object({ authority: z.url(), clientId: z.string().min(1), clientSecret: z.string().min(1) })
+    .optional(),
+});
 export default defineEmulator({
   name: 'gateway',
-  options: z.object({
-    port: z.number().int().min(0).max(65535),
-    /** The `system/gateway/` folder to enforce (absolute, or relative to the working directory). */
-    artifactsDir: z.string().min(1),
-    /** Values of the named values `named-values.json` declares (backend addresses, keys, identity). */
-    namedValues: z.record(z.string(), z.string()).default({}),
-    /** The developer portal's sign-in (the `developerPortal` app registration); without it, no portal. */
-    portal: z
-      .object({ authority: z.url(), clientId: z.string().min(1), clientSecret: z.string().min(1) })
-      .optional(),
-  }),
-  async start(options, context) {
+  options: optionsSchema,
+  load: async (options) => readAhead(options),
+  async start(options, context, ahead) {
     const dir = resolve(options.artifactsDir);
     const load = () => loadArtifacts(dir, options.namedValues);
-    // An ArtifactError here refuses the start, naming file, line and policy.
-    let config = load();
+    const watchers = ahead.watchers;
+    let config: GatewayConfig;
+    try {
+      // An ArtifactError here refuses the start, naming file, line and policy.
+      config = ahead.configFor(options) ?? load();
+    } catch (error) {
+      watchers.close();
+      throw error;
+    }
+    // A change while it starts is reloaded once it has started.
+    let changedMeanwhile = false;
+    watchers.onChange = () => {
+      changedMeanwhile = true;
+    };
     const subscriptions = createSubscriptionRegistry(context.secrets, context.stateDir, context.clock);
     subscriptions.started(config.subscriptions);
     const traces = new TraceStore();
@@ -86,7 +100,10 @@ export default defineEmulator({
         reply(res, apimError(500, 'Internal server error'));
       });
     });
-    const port = await listen(server, options.port);
+    const port = await listen(server, options.port).catch((error) => {
+      watchers.close();
+      throw error;
+    });
     const origin = `https://${LOOPBACK}:${port}`;
     if (options.portal)
       portal = createPortal({
@@ -108,7 +125,6 @@ export default defineEmulator({
     context.log(`gateway ${origin}: ${describe(config)}`);
 
     // Reload on any change of the artifacts or the OpenAPI documents they import.
-    const watchers = new Map<string, FSWatcher>();
     let timer: NodeJS.Timeout | undefined;
     const reload = () => {
       try {
@@ -118,23 +134,14 @@ export default defineEmulator({
       } catch (error) {
         context.log(`kept the last good configuration: ${(error as Error).message}`);
       }
-      watchAll();
+      watchers.watch(config.files);
     };
-    const schedule = () => {
+    watchers.onChange = () => {
       clearTimeout(timer);
       timer = setTimeout(reload, RELOAD_DELAY_MS);
     };
-    const watchAll = () => {
-      const folders = new Set(
-        [dir, ...config.files.map((file) => dirname(file))].filter(
-          (f) => f === dir || !f.startsWith(`${dir}/`),
-        ),
-      );
-      for (const folder of folders)
-        if (!watchers.has(folder))
-          watchers.set(folder, watch(folder, { recursive: folder === dir }, schedule));
-    };
-    watchAll();
+    watchers.watch(config.files);
+    if (changedMeanwhile) watchers.onChange();
 
     return {
       endpoints: { gatewayUrl: origin, ...(portal && { portalUrl: `${origin}${PORTAL_PATH}` }) },
@@ -144,7 +151,7 @@ export default defineEmulator({
       },
       async stop() {
         clearTimeout(timer);
-        for (const watcher of watchers.values()) watcher.close();
+        watchers.close();
         await close(server);
       },
       actions: {
