@@ -423,3 +423,31 @@ describe('gateway: Expect: 100-continue', () => {
     }
   });
 });
+
+describe('gateway: traces', () => {
+  it('are kept for the requests that ask for one, and only for them', async () => {
+    // An unreachable backend: APIM's 500 names the request's id (activityId), which is its trace's id.
+    const gw = await startGateway({ functionApp: 'http://127.0.0.1:1', webApp: 'http://127.0.0.1:1' });
+    try {
+      const key = gw.context.secrets.subscriptionKey;
+      const call = async (headers: Record<string, string>) => {
+        const response = await fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: key, ...headers } });
+        expect(response.status).toBe(500);
+        const { activityId } = (await response.json()) as { activityId: string };
+        return { activityId, location: response.headers.get('ocp-apim-trace-location') };
+      };
+      const traced = await call({ 'Ocp-Apim-Trace': 'true' });
+      expect(traced.location).toBe(`${gw.url}/trace/${traced.activityId}`);
+      const kept = await fetch(traced.location as string);
+      expect(kept.status).toBe(200);
+      expect(((await kept.json()) as { id: string }).id).toBe(traced.activityId);
+      const untraced = await call({});
+      expect(untraced.location).toBeNull();
+      const absent = await fetch(`${gw.url}/trace/${untraced.activityId}`);
+      expect(absent.status).toBe(404);
+      expect(await absent.text()).toBe('{"statusCode":404,"message":"Trace not found"}');
+    } finally {
+      await gw.stop();
+    }
+  });
+});
