@@ -27,12 +27,18 @@ const HOP_BY_HOP = new Set([
 
 /** Headers minus hop-by-hop ones (including those the Connection header names). */
 export function endToEnd(headers: IncomingMessage['headers']): Record<string, string | string[]> {
-  const named = String(headers.connection ?? '')
-    .split(',')
-    .map((name) => name.trim().toLowerCase());
+  // Made on every call, both ways: no list of names unless a Connection header names some.
+  const named =
+    headers.connection === undefined
+      ? undefined
+      : String(headers.connection)
+          .split(',')
+          .map((name) => name.trim().toLowerCase());
   const kept: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers))
-    if (value !== undefined && !HOP_BY_HOP.has(name) && !named.includes(name)) kept[name] = value;
+  for (const name in headers) {
+    const value = headers[name];
+    if (value !== undefined && !HOP_BY_HOP.has(name) && !named?.includes(name)) kept[name] = value;
+  }
   return kept;
 }
 

@@ -52,9 +52,9 @@ const decodeUnreserved = (path: string) =>
 
 function matchApi(config: GatewayConfig, path: string): { api: Api; rest: string } | undefined {
   let best: { api: Api; rest: string } | undefined;
+  const lower = path.toLowerCase();
   for (const api of config.apis) {
     const prefix = api.path ? `/${api.path.toLowerCase()}` : '';
-    const lower = path.toLowerCase();
     if (lower === prefix || lower.startsWith(`${prefix}/`))
       if (!best || api.path.length > best.api.path.length)
         best = { api, rest: path.slice(prefix.length) || '/' };

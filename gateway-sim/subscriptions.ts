@@ -51,16 +51,15 @@ export function createSubscriptionRegistry(
 ) {
   const statePath = stateDir && join(stateDir, 'subscription-states.json');
   const startsPath = stateDir && join(stateDir, 'subscription-starts.json');
-  // Deriving costs two HMACs: once per subscription (its name and scope decide its keys), kept as the
+  // Deriving costs two HMACs: once per subscription definition (a reload makes new ones), kept as the
   // bytes every call's key is compared with.
-  const derived = new Map<string, { primary: Buffer; secondary: Buffer }>();
+  const derived = new WeakMap<SubscriptionDefinition, { primary: Buffer; secondary: Buffer }>();
   const keysOf = (subscription: SubscriptionDefinition) => {
-    const id = `${subscription.name}\n${subscription.scope}`;
-    let keys = derived.get(id);
+    let keys = derived.get(subscription);
     if (!keys) {
       const { primaryKey, secondaryKey } = subscriptionKeys(subscription, secrets);
       keys = { primary: Buffer.from(primaryKey), secondary: Buffer.from(secondaryKey) };
-      derived.set(id, keys);
+      derived.set(subscription, keys);
     }
     return keys;
   };
