@@ -1,10 +1,10 @@
 /**
  * V8 heap flags of the processes that are busy under load (the functions host, Azurite, Event Grid,
- * Cosmos DB, the web apps). Left to its defaults, V8 grows a busy process's young generation to
- * 2 × 16 MB and lets its old generation fill with up to four times its live data in garbage before a
- * full GC (it sizes the growing factor for this machine's memory): 10,000 createtask + managetask
- * requests took the stack from ~400 to ~850 MB PSS, little of it live. Figures: README, "Memory under
- * load".
+ * Cosmos DB, the web apps, the gateway). Left to its defaults, V8 grows a busy process's young
+ * generation to 2 × 16 MB and lets its old generation fill with up to four times its live data in
+ * garbage before a full GC (it sizes the growing factor for this machine's memory): 10,000 createtask +
+ * managetask requests took the stack from ~400 to ~850 MB PSS, little of it live. Figures: README,
+ * "Memory under load".
  *
  * No heap limit: a component may still take whatever a legal request needs (a 100 MB body).
  */
@@ -20,9 +20,11 @@ const HEAP_FLAGS: Record<string, string[]> = {
   // Web app A after ~12,000 requests: RSS ~147 → ~91 MB, for ~4–6 % of its request rate (medians of
   // alternating runs, 9 with the flags and 12 without: GET 5,312 / 5,526 per s, POST 4,908 / 5,204).
   // Either flag alone saves less (semi-spaces ~127 MB, growing ~117 MB); 8 MB semi-spaces ~100 MB.
-  // The gateway keeps V8's defaults: 8 MB semi-spaces saved it 8 MB but cost 5–9 % of its throughput,
-  // and the growing percent alone raised its RSS after the bench (104–107 against 98–101 MB).
   appservice: ['--max-semi-space-size=4', GROWING],
+  // The gateway after its bench: RSS ~95 → ~82 MB. Its scavenges on the main thread alone: on two busy
+  // cores a parallel scavenge waits for V8's helper threads, and 8 MB semi-spaces with them doubled its
+  // GC pauses (README, "Benchmark" in gateway-sim). The growing percent raised its RSS (104–107 MB).
+  gateway: ['--max-semi-space-size=8', '--no-parallel-scavenge'],
 };
 
 /**
