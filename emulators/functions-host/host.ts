@@ -51,11 +51,6 @@ export interface TriggerKind {
     name: string;
     serve(host: Host, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void>;
   };
-  /**
-   * What its listener's first start would load (its SDK, its schedule's parser), loaded ahead: the host
-   * does it for the app's functions once the app is imported (`Emulator.load`), while its services start.
-   */
-  load?(settings: Settings, trigger: TriggerBinding): Promise<unknown>;
   /** What the kind's extension checks as it indexes the function (throws an `IndexingError`). */
   index?(settings: Settings, trigger: TriggerBinding): void;
 }

@@ -7,14 +7,14 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { defineEmulator } from '../core/emulator.ts';
-import { gracefulClose, listen, loadFetch } from '../core/http.ts';
+import { gracefulClose, listen } from '../core/http.ts';
 import { InvalidInputError, NotFoundError } from '../core/ipc.ts';
 import { isKeyVaultReference, resolveKeyVaultReferences } from '../core/keyvault-references.ts';
 import { platformSettings } from '../core/platform.ts';
 import { inputReader } from './bindings/inputs.ts';
 import { outputWriter, unsupportedBindings } from './bindings/outputs.ts';
 import { loadHostConfig, resolveAppSettings } from './config.ts';
-import { blobService, connectionSetting, type Settings } from './connections.ts';
+import { blobService, connectionSetting } from './connections.ts';
 import { AppRegistry, installCoreApi, type LogLevel } from './core-api.ts';
 import {
   defaultHostId,
@@ -91,36 +91,16 @@ async function loadFunctionApp(options: {
   const registry = new AppRegistry((level, message) => systemLog(level, message));
   installCoreApi(registry);
   const files = await loadApp(appDir);
-  const loadMs = performance.now() - began;
-  await loadListeners(registry, process.env);
   return {
     appDir,
     registry,
     files,
-    loadMs,
+    loadMs: performance.now() - began,
     logTo(logs: FunctionLogs) {
       systemLog = (level, message) => logs.host(level, message);
       for (const [level, message] of early) logs.host(level, message);
     },
   };
-}
-
-/**
- * Loads ahead what the host's start would load first on its way to ready: Node's fetch, which the
- * storage SDK's first request loads (the host's keys and its triggers use AzureWebJobsStorage as it
- * starts), and what each enabled function's listener loads (`TriggerKind.load`). One the start then
- * finds in error is loaded for nothing.
- */
-async function loadListeners(registry: AppRegistry, settings: Settings) {
-  if (connectionSetting(settings, undefined)) loadFetch();
-  const kinds = triggerKinds();
-  await Promise.all(
-    [...registry.functions.values()].map((fn) => {
-      if (isDisabled(settings, fn)) return undefined;
-      const trigger = triggerOf(fn);
-      return kinds.get(trigger.type.toLowerCase())?.load?.(settings, trigger);
-    }),
-  );
 }
 
 export default defineEmulator({

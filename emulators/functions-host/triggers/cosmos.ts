@@ -257,7 +257,6 @@ function checkTrigger(settings: Settings, trigger: TriggerBinding): void {
 export const cosmosDBTrigger: TriggerKind = {
   type: 'cosmosDBTrigger',
   listen,
-  load: () => import('@azure/cosmos'),
   index: checkTrigger,
   /** The admin input is the documents as a JSON array (or one document). */
   async adminInput(_host, _fn, trigger, input) {

@@ -380,7 +380,6 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
 export const eventHubTrigger: TriggerKind = {
   type: 'eventHubTrigger',
   listen,
-  load: sdk,
   /** The admin input is one event's body. */
   async adminInput(host, _fn, trigger, input) {
     const event = {

@@ -263,13 +263,6 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
 export const timerTrigger: TriggerKind = {
   type: 'timerTrigger',
   listen,
-  // cron-parser's first schedule loads ICU's time zone data (~30 ms of CPU). A schedule it refuses is
-  // said at indexing, where the runtime says it.
-  load: async (settings, trigger) => {
-    try {
-      scheduleOf(settings, trigger);
-    } catch {}
-  },
   index: scheduleOf,
   async adminInput(host, fn, trigger) {
     const monitored = usesMonitor(host.settings, trigger);
