@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { defineEmulator } from '../emulators/core/emulator.ts';
+import { defineEmulator, type EmulatorContext, type RunningEmulator } from '../emulators/core/emulator.ts';
 import { close, createTlsServer, LOOPBACK, listen, probe } from '../emulators/core/http.ts';
 import { type GatewayConfig, loadArtifacts } from './artifacts.ts';
 import { continueOnRead, discardBody } from './continue.ts';
@@ -52,149 +52,151 @@ export default defineEmulator({
   name: 'gateway',
   options: optionsSchema,
   load: async (options) => readAhead(options),
-  async start(options, context, ahead) {
-    const dir = resolve(options.artifactsDir);
-    const load = () => loadArtifacts(dir, options.namedValues);
-    const watchers = ahead.watchers;
-    let config: GatewayConfig;
+  // The watchers the load made are the start's from then on: any failure of the start closes them.
+  start: (options, context, ahead) =>
+    startGateway(options, context, ahead).catch((error) => {
+      ahead.watchers.close();
+      throw error;
+    }),
+});
+
+async function startGateway(
+  options: z.output<typeof optionsSchema>,
+  context: EmulatorContext,
+  ahead: ReturnType<typeof readAhead>,
+): Promise<RunningEmulator> {
+  const dir = resolve(options.artifactsDir);
+  const load = () => loadArtifacts(dir, options.namedValues);
+  const watchers = ahead.watchers;
+  // An ArtifactError here refuses the start, naming file, line and policy.
+  let config = ahead.configFor(options) ?? load();
+  // A change while it starts is reloaded once it has started.
+  let changedMeanwhile = false;
+  watchers.onChange = () => {
+    changedMeanwhile = true;
+  };
+  const subscriptions = createSubscriptionRegistry(context.secrets, context.stateDir, context.clock);
+  subscriptions.started(config.subscriptions);
+  const traces = new TraceStore();
+  const server = createTlsServer(context.tls);
+  let handle: ReturnType<typeof gatewayHandler> | undefined;
+  let portal: ReturnType<typeof createPortal> | undefined;
+  const serve = async (req: IncomingMessage, res: ServerResponse) => {
+    let url: URL;
     try {
-      // An ArtifactError here refuses the start, naming file, line and policy.
-      config = ahead.configFor(options) ?? load();
-    } catch (error) {
-      watchers.close();
-      throw error;
+      url = new URL(req.url ?? '/', origin);
+    } catch {
+      // Node's parser passes absolute-form targets that are no URL. Not logged: it may hold a key.
+      context.log(`${req.method} (a request target that is not a URL) → 400`);
+      discardBody(req, res);
+      return reply(res, invalidUrl());
     }
-    // A change while it starts is reloaded once it has started.
-    let changedMeanwhile = false;
-    watchers.onChange = () => {
-      changedMeanwhile = true;
-    };
-    const subscriptions = createSubscriptionRegistry(context.secrets, context.stateDir, context.clock);
-    subscriptions.started(config.subscriptions);
-    const traces = new TraceStore();
-    const server = createTlsServer(context.tls);
-    let handle: ReturnType<typeof gatewayHandler> | undefined;
-    let portal: ReturnType<typeof createPortal> | undefined;
-    const serve = async (req: IncomingMessage, res: ServerResponse) => {
-      let url: URL;
-      try {
-        url = new URL(req.url ?? '/', origin);
-      } catch {
-        // Node's parser passes absolute-form targets that are no URL. Not logged: it may hold a key.
-        context.log(`${req.method} (a request target that is not a URL) → 400`);
-        discardBody(req, res);
-        return reply(res, invalidUrl());
-      }
-      if (portal && (await portal(req, res, url))) return;
-      await handle?.(req, res, url);
-    };
-    server.on('checkContinue', (req, res) => {
-      continueOnRead(req, res);
-      server.emit('request', req, res);
+    if (portal && (await portal(req, res, url))) return;
+    await handle?.(req, res, url);
+  };
+  server.on('checkContinue', (req, res) => {
+    continueOnRead(req, res);
+    server.emit('request', req, res);
+  });
+  server.on('request', (req, res) => {
+    if (!handle) return res.writeHead(503).end();
+    serve(req, res).catch((error: Error) => {
+      context.log(`request failed: ${error.message}`);
+      if (res.headersSent) return res.destroy();
+      reply(res, apimError(500, 'Internal server error'));
     });
-    server.on('request', (req, res) => {
-      if (!handle) return res.writeHead(503).end();
-      serve(req, res).catch((error: Error) => {
-        context.log(`request failed: ${error.message}`);
-        if (res.headersSent) return res.destroy();
-        reply(res, apimError(500, 'Internal server error'));
-      });
-    });
-    const port = await listen(server, options.port).catch((error) => {
-      watchers.close();
-      throw error;
-    });
-    const origin = `https://${LOOPBACK}:${port}`;
-    if (options.portal)
-      portal = createPortal({
-        gatewayUrl: origin,
-        options: options.portal,
-        config: () => config,
-        secrets: context.secrets,
-        log: context.log,
-      });
-    handle = gatewayHandler({
-      origin,
+  });
+  const port = await listen(server, options.port);
+  const origin = `https://${LOOPBACK}:${port}`;
+  if (options.portal)
+    portal = createPortal({
+      gatewayUrl: origin,
+      options: options.portal,
       config: () => config,
-      subscriptions,
-      traces,
-      limits: createLimits(context.clock),
-      validateJwt: createJwtValidator(),
+      secrets: context.secrets,
       log: context.log,
     });
-    context.log(`gateway ${origin}: ${describe(config)}`);
+  handle = gatewayHandler({
+    origin,
+    config: () => config,
+    subscriptions,
+    traces,
+    limits: createLimits(context.clock),
+    validateJwt: createJwtValidator(),
+    log: context.log,
+  });
+  context.log(`gateway ${origin}: ${describe(config)}`);
 
-    // Reload on any change of the artifacts or the OpenAPI documents they import.
-    let timer: NodeJS.Timeout | undefined;
-    const reload = () => {
-      try {
-        config = load();
-        subscriptions.started(config.subscriptions);
-        context.log(`reloaded ${dir}: ${describe(config)}`);
-      } catch (error) {
-        context.log(`kept the last good configuration: ${(error as Error).message}`);
-      }
-      watchers.watch(config.files);
-    };
-    watchers.onChange = () => {
-      clearTimeout(timer);
-      timer = setTimeout(reload, RELOAD_DELAY_MS);
-    };
+  // Reload on any change of the artifacts or the OpenAPI documents they import.
+  let timer: NodeJS.Timeout | undefined;
+  const reload = () => {
+    try {
+      config = load();
+      subscriptions.started(config.subscriptions);
+      context.log(`reloaded ${dir}: ${describe(config)}`);
+    } catch (error) {
+      context.log(`kept the last good configuration: ${(error as Error).message}`);
+    }
     watchers.watch(config.files);
-    if (changedMeanwhile) watchers.onChange();
+  };
+  watchers.onChange = () => {
+    clearTimeout(timer);
+    timer = setTimeout(reload, RELOAD_DELAY_MS);
+  };
+  watchers.watch(config.files);
+  if (changedMeanwhile) watchers.onChange();
 
-    return {
-      endpoints: { gatewayUrl: origin, ...(portal && { portalUrl: `${origin}${PORTAL_PATH}` }) },
-      async health() {
-        const status = await probe(`${origin}${HEALTH_PATH}`, { ca: context.tls.ca });
-        if (status !== 200) throw new Error(`${HEALTH_PATH} answered ${status}`);
+  return {
+    endpoints: { gatewayUrl: origin, ...(portal && { portalUrl: `${origin}${PORTAL_PATH}` }) },
+    async health() {
+      const status = await probe(`${origin}${HEALTH_PATH}`, { ca: context.tls.ca });
+      if (status !== 200) throw new Error(`${HEALTH_PATH} answered ${status}`);
+    },
+    async stop() {
+      clearTimeout(timer);
+      watchers.close();
+      await close(server);
+    },
+    actions: {
+      /** Every subscription with its scope, state and keys (for the control API and the portal). */
+      subscriptions: async () =>
+        config.subscriptions.map((subscription) => ({
+          name: subscription.name,
+          displayName: subscription.displayName,
+          scope: subscription.scope,
+          state: subscriptions.state(subscription),
+          ...subscriptionKeys(subscription, context.secrets),
+        })),
+      /** `{ name, state }`: suspend, cancel or reactivate a subscription; takes effect at once. */
+      setSubscriptionState: async (input) => {
+        const { name, state } = z.object({ name: z.string(), state: z.enum(STATES) }).parse(input);
+        if (!config.subscriptions.some((subscription) => subscription.name === name))
+          throw new Error(`no subscription ${name}`);
+        subscriptions.setState(name, state);
+        context.log(`subscription ${name} is now ${state}`);
+        return { name, state };
       },
-      async stop() {
-        clearTimeout(timer);
-        watchers.close();
-        await close(server);
-      },
-      actions: {
-        /** Every subscription with its scope, state and keys (for the control API and the portal). */
-        subscriptions: async () =>
-          config.subscriptions.map((subscription) => ({
-            name: subscription.name,
-            displayName: subscription.displayName,
-            scope: subscription.scope,
-            state: subscriptions.state(subscription),
-            ...subscriptionKeys(subscription, context.secrets),
-          })),
-        /** `{ name, state }`: suspend, cancel or reactivate a subscription; takes effect at once. */
-        setSubscriptionState: async (input) => {
-          const { name, state } = z.object({ name: z.string(), state: z.enum(STATES) }).parse(input);
-          if (!config.subscriptions.some((subscription) => subscription.name === name))
-            throw new Error(`no subscription ${name}`);
-          subscriptions.setState(name, state);
-          context.log(`subscription ${name} is now ${state}`);
-          return { name, state };
-        },
-        /** The APIs, their operations and OAuth 2.0 servers (client secret left out), for the portal. */
-        apis: async () =>
-          config.apis.map((api) => {
-            const { clientSecret: _, ...server } =
-              (api.authorizationServer && config.authorizationServers[api.authorizationServer]) || {};
-            return {
-              name: api.name,
-              displayName: api.displayName,
-              path: api.path,
-              keyHeader: api.keyHeader,
-              keyQuery: api.keyQuery,
-              operations: api.operations.map(({ name, displayName, description, method, urlTemplate }) => ({
-                name,
-                displayName,
-                description,
-                method,
-                urlTemplate,
-              })),
-              authorizationServer: api.authorizationServer && { name: api.authorizationServer, ...server },
-            };
-          }),
-      },
-    };
-  },
-});
+      /** The APIs, their operations and OAuth 2.0 servers (client secret left out), for the portal. */
+      apis: async () =>
+        config.apis.map((api) => {
+          const { clientSecret: _, ...server } =
+            (api.authorizationServer && config.authorizationServers[api.authorizationServer]) || {};
+          return {
+            name: api.name,
+            displayName: api.displayName,
+            path: api.path,
+            keyHeader: api.keyHeader,
+            keyQuery: api.keyQuery,
+            operations: api.operations.map(({ name, displayName, description, method, urlTemplate }) => ({
+              name,
+              displayName,
+              description,
+              method,
+              urlTemplate,
+            })),
+            authorizationServer: api.authorizationServer && { name: api.authorizationServer, ...server },
+          };
+        }),
+    },
+  };
+}

@@ -3,6 +3,8 @@
  * host it waits for starts; its start uses that read unless the named values (the host's key) or a file
  * changed since.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunningEmulator } from '../emulators/core/emulator.ts';
 import { testContext, testDataDir, waitFor } from '../emulators/core/testing.ts';
@@ -87,4 +89,20 @@ it('reads them again at its start after a file changed, and refuses what is wron
   editArtifact(dir, 'policies/global.xml', (text) => text.replace('<policies>', '<policies><oops>'));
   await waitFor('the change seen', () => ahead.configFor(options) === undefined, 10_000);
   await expect(gateway.start(options, context, ahead)).rejects.toThrow(/global\.xml/);
+});
+
+/** The file watchers open in this process (fs.watch's handles). */
+const fileWatchers = () => process.getActiveResourcesInfo().filter((name) => name === 'FSEventWrap').length;
+
+it('closes the watchers its load made when its start then fails', async () => {
+  const context = await testContext(join(data.dir, 'damaged'));
+  mkdirSync(context.stateDir as string, { recursive: true });
+  writeFileSync(join(context.stateDir as string, 'subscription-states.json'), '{');
+  const options = optionsWith(copyArtifacts(join(data.dir, 'damaged', 'artifacts')), 'key-at-load');
+  const before = fileWatchers();
+  const ahead = (await gateway.load?.(options)) as Ahead;
+  expect(fileWatchers()).toBeGreaterThan(before);
+  await expect(gateway.start(options, context, ahead)).rejects.toThrow(/subscription-states\.json/);
+  // A closed watcher's handle goes at the event loop's next turn.
+  await waitFor('the watchers closed', () => fileWatchers() === before, 5_000);
 });
