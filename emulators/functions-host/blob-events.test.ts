@@ -27,13 +27,17 @@ let storage: BlobServiceClient;
 const release = join(data.dir, 'release-held-runs');
 
 /**
- * Azurite behind a proxy: counts the listings of `tasks` (and can hold them back), cuts or refuses the
- * events stream, and can drop its watermarks.
+ * Azurite behind a proxy: counts the listings of `tasks` (and can hold them back), cuts, refuses or holds
+ * back the events stream, and can drop its watermarks.
  */
 const proxy = {
   server: createServer((req, res) => {
     const events = req.url?.includes('/$events') ?? false;
-    if (events && proxy.refuse) return void res.writeHead(503).end();
+    if (events && proxy.refusals > 0) {
+      proxy.refusals--;
+      return void res.writeHead(503).end();
+    }
+    if (events && proxy.holdEvents) return void proxy.heldEvents.push(() => forward(req, res, events));
     if (/\/tasks\?.*comp=list/.test(req.url ?? '')) {
       proxy.listings++;
       if (proxy.holdListings) return void proxy.held.push(() => forward(req, res, events));
@@ -45,7 +49,11 @@ const proxy = {
   /** True: listings of `tasks` wait in `held` until `releaseListings`. */
   holdListings: false,
   held: [] as (() => void)[],
-  refuse: false,
+  /** How many subscriptions to the events stream to refuse (503), the next ones first. */
+  refusals: 0,
+  /** True: subscriptions to the events stream wait in `heldEvents` until `releaseEvents`. */
+  holdEvents: false,
+  heldEvents: [] as (() => void)[],
   /** False: the events stream's watermarks are dropped, so the trigger's scan mark stays where it is. */
   watermarks: true,
   cut() {
@@ -54,6 +62,10 @@ const proxy = {
   releaseListings() {
     proxy.holdListings = false;
     for (const listing of proxy.held.splice(0)) listing();
+  },
+  releaseEvents() {
+    proxy.holdEvents = false;
+    for (const subscription of proxy.heldEvents.splice(0)) subscription();
   },
 };
 
@@ -239,11 +251,16 @@ describe('blob trigger told of new blobs by the blob events', () => {
       const count = runs();
       return before.some((name) => count(name) > 0);
     });
-    proxy.refuse = true;
+    // The resubscription that follows the loss at once is refused; the retry after the backoff's first
+    // delay is held until the uploads are done (refused, the retries' backoff grew while they ran, and the
+    // stream came back up to ~10 s after them).
+    proxy.refusals = 1;
+    proxy.holdEvents = true;
     proxy.cut();
     await waitFor('the loss to be logged', () => logged(lost) === 1);
     await Promise.all([uploading, uploadAll(during)]);
-    proxy.refuse = false;
+    await waitFor('the resubscription refused', () => proxy.refusals === 0);
+    proxy.releaseEvents();
     await waitFor('the events to be back', () => logged(told) === 2);
     await waitFor('every blob to run', () => {
       const count = runs();
