@@ -26,6 +26,7 @@ import type { TriggerInput } from '../invoke.ts';
 import { Outage, Pauses } from '../listeners.ts';
 import { invokeWithRetries } from '../retry.ts';
 import { HeldEvents } from './eventhub-held.ts';
+import { abandonOwnership } from './eventhub-ownership.ts';
 
 const CHECKPOINT_CONTAINER = 'azure-webjobs-eventhub';
 /** The runtime writes no reason for Event Hubs invocations. */
@@ -126,7 +127,7 @@ async function consumerFor(host: Host, trigger: TriggerBinding, fn: RegisteredFu
     : '$Default';
   const container = blobService(host.settings, undefined).getContainerClient(CHECKPOINT_CONTAINER);
   const store = new BlobCheckpointStore(container);
-  // One identity per function and host, the same in every run: see abandonOwnership.
+  // One identity per function and host, the same in every run: see eventhub-ownership.ts.
   const identifier = `${host.hostId}-${fn.name}`;
   const options = {
     identifier,
@@ -142,27 +143,14 @@ async function consumerFor(host: Host, trigger: TriggerBinding, fn: RegisteredFu
     'connection' in target
       ? new EventHubConsumerClient(group, target.connection, hub, store, options)
       : new EventHubConsumerClient(group, target.namespace, hub, appCredential(), store, options);
-  return { client, store, identifier, group, container };
-}
-
-/**
- * Gives up partitions this host holds but does not read: at start, those a previous run still held (it
- * died before it could), and later one whose receiver an error ended. The processor takes a partition
- * it owns for one it is reading and leaves it idle until the ownership expires; the .NET processor
- * restarts such a partition at its next load-balancing cycle, which giving it up here amounts to.
- */
-async function abandonOwnership(
-  { client, store, identifier, group }: Awaited<ReturnType<typeof consumerFor>>,
-  partitionId?: string,
-) {
-  const { fullyQualifiedNamespace, eventHubName } = client;
-  const owned = await store.listOwnership(fullyQualifiedNamespace, eventHubName, group);
-  const idle = owned.filter(
-    (ownership) =>
-      ownership.ownerId === identifier &&
-      (partitionId === undefined || ownership.partitionId === partitionId),
-  );
-  if (idle.length) await store.claimOwnership(idle.map((ownership) => ({ ...ownership, ownerId: '' })));
+  const scope = {
+    fullyQualifiedNamespace: client.fullyQualifiedNamespace,
+    eventHubName: client.eventHubName,
+    consumerGroup: group,
+  };
+  /** Gives up this host's ownership of `partitionId`, or of every partition (eventhub-ownership.ts). */
+  const abandon = (partitionId?: string) => abandonOwnership(store, scope, identifier, partitionId);
+  return { client, abandon, container };
 }
 
 /**
@@ -201,8 +189,8 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
   const { minBatchSize, maxBatchSize, maxWaitTimeMs } = host.config.eventHubs;
   await blobService(host.settings, undefined).getContainerClient(CHECKPOINT_CONTAINER).createIfNotExists();
   const consumer = await consumerFor(host, trigger, fn);
-  await abandonOwnership(consumer);
-  const { client } = consumer;
+  const { client, abandon } = consumer;
+  await abandon();
   const { checkpointFrequency } = host.config.eventHubs;
   // The processor retries by itself through an outage of Event Hubs or of the checkpoint store, and
   // resumes each partition after its checkpoint: the host logs each error and the first sign of recovery.
@@ -302,6 +290,10 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
           claim?.ended.stop();
           await claim?.busy;
           await claim?.held?.close();
+          // Another reader took the partition: given up, load balancing claims it again once it is free,
+          // and the other partitions read on, as the extension's processor stops only the partition it
+          // lost. Only now, the receiver ended: a round that still saw it reading would renew it.
+          if (reason === 'OwnershipLost') await abandon(context.partitionId).catch(() => {});
         },
         async processEvents(events: ReceivedEventData[], context: PartitionContext) {
           outage.recovered();
@@ -317,13 +309,12 @@ async function listen(host: Host, fn: RegisteredFunction, trigger: TriggerBindin
           if (!context.partitionId) checkpoints.failed(new Error(`load balancing: ${reason}`));
           else outage.failed(new Error(`partition ${context.partitionId}: ${reason}`));
           // The SDK ends a partition's receiver on an error it does not retry (a refused connection). If
-          // storage is down too, the ownership simply expires.
-          if (context.partitionId && !(error as { retryable?: boolean }).retryable) {
-            await abandonOwnership(consumer, context.partitionId).catch(() => {});
-            // Another reader took the partition (the SDK closes it as OwnershipLost): the hub answers, so
-            // load balancing claims it again if it is free; the other partitions read on, as the
-            // extension's processor stops only the partition it lost.
-            if ((error as { code?: string }).code !== 'ReceiverDisconnectedError') restartOnceHubAnswers();
+          // storage is down too, the ownership simply expires. Another reader taking the partition ends
+          // it too (ReceiverDisconnectedError), as OwnershipLost: processClose gives that one up.
+          const { retryable, code } = error as { retryable?: boolean; code?: string };
+          if (context.partitionId && !retryable && code !== 'ReceiverDisconnectedError') {
+            await abandon(context.partitionId).catch(() => {});
+            restartOnceHubAnswers();
           }
         },
       },
