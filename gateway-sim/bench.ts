@@ -40,6 +40,11 @@ async function child(role: string, backend?: string, dataDir?: string) {
     text.replace('calls="5"', 'calls="100000000"'),
   );
   const context = await testContext(dataDir as string, { inMemory: true });
+  // The gateway's last log lines (one per request, with the reason for a failure), kept for a failed bench to
+  // show: held in memory, as writing every line out would add to the latency measured.
+  context.log = (line) => {
+    if (recentLog.push(line) > 50) recentLog.shift();
+  };
   const running = await startEmulator(
     gateway,
     {
@@ -60,12 +65,24 @@ async function child(role: string, backend?: string, dataDir?: string) {
   return { url: running.endpoints.gatewayUrl as string, key: context.secrets.subscriptionKey };
 }
 
+const recentLog: string[] = [];
+
 if (process.argv[2] === 'child') {
   const answer = await child(process.argv[3] as string, process.argv[4], process.argv[5]);
   process.send?.(answer);
   process.on('message', (message) => {
     if (message === 'exit') process.exit(0);
-    process.send?.({ rss: process.memoryUsage().rss });
+    process.send?.(message === 'log' ? recentLog : process.memoryUsage().rss);
+  });
+}
+
+/** Asks a child for its RSS or its last log lines; refused if it has exited. */
+function ask<T>(child: ChildProcess, what: 'rss' | 'log'): Promise<T> {
+  return new Promise((resolve, reject) => {
+    if (child.exitCode !== null || child.signalCode !== null)
+      return reject(new Error(`the child exited (${child.exitCode ?? child.signalCode})`));
+    child.once('message', (message) => resolve(message as T));
+    child.send(what);
   });
 }
 
@@ -114,8 +131,12 @@ export async function benchGateway(): Promise<{
           headers: { 'content-type': 'application/json', ...headers },
         },
         (res) => {
-          if (res.statusCode !== 200) reject(new Error(`${url} answered ${res.statusCode}`));
-          res.resume().on('end', resolve);
+          if (res.statusCode === 200) return res.resume().on('end', resolve);
+          let body = '';
+          res.on('data', (chunk: Buffer) => {
+            body += chunk;
+          });
+          res.on('end', () => reject(new Error(`${url} answered ${res.statusCode} ${body}`)));
         },
       );
       req.on('error', reject);
@@ -141,10 +162,7 @@ export async function benchGateway(): Promise<{
     const directPerSec = median(await rounds(3, () => throughput(3000, 16, direct)));
     const gatewayPerSec = median(await rounds(3, () => throughput(3000, 16, through)));
     // Warm-up, latency and throughput rounds add up to over 10,000 gateway requests.
-    const rss = await new Promise<number>((resolve) => {
-      front.process.once('message', (message: { rss: number }) => resolve(message.rss));
-      front.process.send('rss');
-    });
+    const rss = await ask<number>(front.process, 'rss');
     return {
       directMedianMs,
       gatewayMedianMs,
@@ -153,6 +171,10 @@ export async function benchGateway(): Promise<{
       gatewayPerSec,
       gatewayRssMb: rss / 1024 / 1024,
     };
+  } catch (error) {
+    // A failed call says why: the gateway's own account of its last requests.
+    const log = await ask<string[]>(front.process, 'log').catch((why: Error) => [why.message]);
+    throw new Error(`${(error as Error).message}\ngateway's last log lines:\n${log.join('\n')}`);
   } finally {
     httpAgent.destroy();
     httpsAgent.destroy();
