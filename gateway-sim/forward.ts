@@ -51,8 +51,17 @@ export class BackendError extends Error {
   }
 }
 
-// Connections to backends are reused, as APIM does.
-const agents = { 'http:': new HttpAgent({ keepAlive: true }), 'https:': new HttpsAgent({ keepAlive: true }) };
+/**
+ * Connections to backends are reused, as APIM does, and closed after a minute idle (.NET's
+ * PooledConnectionIdleTimeout) or a second before a backend's `Keep-Alive: timeout=` — which node:http
+ * heeds only in an agent given a timeout: without one, it kept a connection until the backend closed it,
+ * and a request could cross that close.
+ */
+const IDLE_MS = 60_000;
+const agents = {
+  'http:': new HttpAgent({ keepAlive: true, timeout: IDLE_MS }),
+  'https:': new HttpsAgent({ keepAlive: true, timeout: IDLE_MS }),
+};
 
 export function callBackend(options: {
   url: URL;

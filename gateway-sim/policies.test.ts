@@ -515,6 +515,24 @@ describe('gateway: backend down or slow', () => {
     }
   });
 
+  it("an idle backend connection is closed by the gateway a second before the backend's Keep-Alive timeout", async () => {
+    const backend = await startBackend();
+    // Node's server announces it: `Keep-Alive: timeout=2`, then closes at 2 s itself.
+    backend.server.keepAliveTimeout = 2000;
+    let closedByGateway = 0;
+    backend.server.on('connection', (socket) => socket.on('end', () => closedByGateway++));
+    const gw = await startGateway({ functionApp: backend.url, webApp: backend.url });
+    try {
+      const key = (await gw.keys('task-manager-all-apis')).primaryKey;
+      expect((await fetch(`${gw.url}/web/api/tasks`, { headers: { [KEY]: key } })).status).toBe(200);
+      // The gateway's FIN arrives first: no request can cross the backend's own close.
+      await vi.waitFor(() => expect(closedByGateway).toBe(1), { timeout: 10_000 });
+    } finally {
+      await gw.stop();
+      await backend.close();
+    }
+  });
+
   it("down or slow → APIM's 500, the slow one within the forward-request timeout (APIM has no 504 of its own)", async () => {
     const { createServer } = await import('node:http');
     const { listen, close, LOOPBACK } = await import('../emulators/core/http.ts');
