@@ -118,8 +118,10 @@ export async function benchGateway(): Promise<{
   const { ca } = await loadTls(data.dir);
   const backend = await spawn('backend');
   const front = await spawn('gateway', backend.url, data.dir);
-  const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 16 });
-  const httpsAgent = new HttpsAgent({ ca, keepAlive: true, maxSockets: 16 });
+  // A timeout of their own, so the agents heed the servers' `Keep-Alive: timeout=5` (node:http applies it
+  // only to lower one): without it, a call could cross a server closing an idle connection (socket hang up).
+  const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 16, timeout: 60_000 });
+  const httpsAgent = new HttpsAgent({ ca, keepAlive: true, maxSockets: 16, timeout: 60_000 });
   const post = (url: string, headers: Record<string, string> = {}) =>
     new Promise<void>((resolve, reject) => {
       const secure = url.startsWith('https:');
@@ -139,7 +141,7 @@ export async function benchGateway(): Promise<{
           res.on('end', () => reject(new Error(`${url} answered ${res.statusCode} ${body}`)));
         },
       );
-      req.on('error', reject);
+      req.on('error', (error) => reject(new Error(`${url}: ${error.message}`)));
       req.end(BODY);
     });
   const direct = () => post(`${backend.url}/api/managetask`);
