@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { editArtifact, startBackend, startGateway, type TestGateway } from './testing.ts';
 
 const KEY = 'Ocp-Gateway-Subscription-Key';
