@@ -3,7 +3,7 @@ import { Agent, createServer, request } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { loadTls } from '../emulators/core/ca.ts';
 import { testDataDir } from '../emulators/core/testing.ts';
-import { callsFor, httpClient, median, rounds, throughput, treeMemoryMb } from './measure.ts';
+import { callsFor, httpClient, KEEP_ALIVE, median, rounds, throughput, treeMemoryMb } from './measure.ts';
 
 /**
  * The floor any HTTPS emulator stands on: a bare node:https server answering a small JSON document,
@@ -20,7 +20,7 @@ export async function bareHttpsRequestsPerSec(total = 3000, concurrency = 16): P
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  const agent = new Agent({ ca: tls.ca, keepAlive: true });
+  const agent = new Agent({ ca: tls.ca, ...KEEP_ALIVE });
   const get = () =>
     new Promise<void>((resolve, reject) => {
       request({ host: '127.0.0.1', port, path: '/dbs/bench/colls/items/docs/r0-1', agent }, (res) => {

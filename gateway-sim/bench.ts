@@ -8,7 +8,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { createServer, Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { fileURLToPath } from 'node:url';
-import { median, rounds, throughput } from '../bench/measure.ts';
+import { KEEP_ALIVE, median, rounds, throughput } from '../bench/measure.ts';
 import { bundle } from '../emulators/core/bundle.mjs';
 import { loadTls } from '../emulators/core/ca.ts';
 import { heapFlags, withMallocEnv } from '../emulators/core/heap.ts';
@@ -118,10 +118,8 @@ export async function benchGateway(): Promise<{
   const { ca } = await loadTls(data.dir);
   const backend = await spawn('backend');
   const front = await spawn('gateway', backend.url, data.dir);
-  // A timeout of their own, so the agents heed the servers' `Keep-Alive: timeout=5` (node:http applies it
-  // only to lower one): without it, a call could cross a server closing an idle connection (socket hang up).
-  const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 16, timeout: 60_000 });
-  const httpsAgent = new HttpsAgent({ ca, keepAlive: true, maxSockets: 16, timeout: 60_000 });
+  const httpAgent = new HttpAgent({ ...KEEP_ALIVE, maxSockets: 16 });
+  const httpsAgent = new HttpsAgent({ ca, ...KEEP_ALIVE, maxSockets: 16 });
   const post = (url: string, headers: Record<string, string> = {}) =>
     new Promise<void>((resolve, reject) => {
       const secure = url.startsWith('https:');

@@ -4,7 +4,7 @@
  */
 import { Agent } from 'node:https';
 import { CosmosClient } from '@azure/cosmos';
-import { median, throughput } from '../../bench/measure.ts';
+import { KEEP_ALIVE, median, throughput } from '../../bench/measure.ts';
 import { startEmulator, testContext, testDataDir } from '../core/testing.ts';
 import cosmos from './index.ts';
 
@@ -35,7 +35,7 @@ export async function benchCosmos(): Promise<{
   const client = new CosmosClient({
     endpoint: running.endpoints.cosmos as string,
     key: context.secrets.cosmosKey,
-    agent: new Agent({ ca: context.tls.ca, keepAlive: true }),
+    agent: new Agent({ ca: context.tls.ca, ...KEEP_ALIVE }),
   });
   try {
     const { database } = await client.databases.createIfNotExists({ id: 'bench' });

@@ -8,7 +8,7 @@ import { fork } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { callsFor } from '../../bench/measure.ts';
+import { callsFor, KEEP_ALIVE } from '../../bench/measure.ts';
 import { heapFlags, withMallocEnv } from '../core/heap.ts';
 import type { FromComponent, ToComponent } from '../core/ipc.ts';
 import { testContext, testDataDir } from '../core/testing.ts';
@@ -23,7 +23,7 @@ const benchApp = fileURLToPath(new URL('./test/app-bench/', import.meta.url));
  * rate a running host keeps (the managetask bench warms up likewise). Both servers get the same.
  */
 async function load(url: string, concurrency: number, durationMs: number): Promise<number> {
-  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  const agent = new Agent({ ...KEEP_ALIVE, maxSockets: concurrency });
   const get = () =>
     new Promise<void>((resolve, reject) => {
       request(url, { agent }, (res) => {

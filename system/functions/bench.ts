@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { Agent as HttpsAgent } from 'node:https';
 import { CosmosClient } from '@azure/cosmos';
-import { callsFor, httpClient, median } from '../../bench/measure.ts';
+import { callsFor, httpClient, KEEP_ALIVE, median } from '../../bench/measure.ts';
 import { loadTls } from '../../emulators/core/ca.ts';
 import { startAppStack } from './test-support.ts';
 
@@ -95,7 +95,7 @@ export async function benchManageTask(): Promise<ManageTaskBench> {
     const { ca } = await loadTls(app.stack.description.dataDir);
     const cosmos = new CosmosClient({
       connectionString: app.stack.description.connections.DocumentDbConnection,
-      agent: new HttpsAgent({ ca, keepAlive: true }),
+      agent: new HttpsAgent({ ca, ...KEEP_ALIVE }),
     });
     const container = cosmos.database('TasksDB').container('Tasks');
     const creates: number[] = [];
