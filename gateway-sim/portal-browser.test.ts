@@ -38,7 +38,9 @@ afterAll(async () => {
   data.remove();
 });
 
-it('a person signs in, sees the subscription key, and tries managetask and the web API through the gateway', async () => {
+// The two tests run side by side: each has a browser context (cookies, session) of its own, and the
+// portal keeps a session per sign-in, so neither sees the other's pages.
+it.concurrent('a person signs in, sees the subscription key, and tries managetask and the web API through the gateway', async () => {
   const portal = stack.description.endpoints.gateway?.portalUrl as string;
   const alice = stack.description.testUsers?.find((user) => user.userPrincipalName.startsWith('alice'));
   if (!alice) throw new Error('no alice');
@@ -126,7 +128,7 @@ it('a person signs in, sees the subscription key, and tries managetask and the w
   await page.screenshot({ path: `${screenshots}try-get-tasks.png`, fullPage: true });
 });
 
-it("two tabs sent to sign in at once: the user signs in in one, then in the other; both are signed in, and the first tab's page still works", async () => {
+it.concurrent("two tabs sent to sign in at once: the user signs in in one, then in the other; both are signed in, and the first tab's page still works", async () => {
   const portal = stack.description.endpoints.gateway?.portalUrl as string;
   const alice = stack.description.testUsers?.find((user) => user.userPrincipalName.startsWith('alice'));
   if (!alice) throw new Error('no alice');
