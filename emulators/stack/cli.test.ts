@@ -18,15 +18,16 @@ import { serviceNames } from '../registry.ts';
 import { parseStackOptions } from './options.ts';
 import { freePort, stackPorts } from './ports.ts';
 import { removalRefusal } from './stackfile.ts';
-import { cli, runCli } from './test-support.ts';
+import { cli, runCli, withoutTestCa } from './test-support.ts';
 
 const execFileAsync = promisify(execFile);
 /**
  * A command run to its end, in this process's environment plus `env`. Not spawnSync: the tests of a
- * group run side by side (describe.concurrent), each command a process of its own.
+ * group run side by side (describe.concurrent), each command a process of its own. None of these
+ * commands makes a TLS connection: they run without the test run's CA (withoutTestCa).
  */
 const run = (args: string[], env: NodeJS.ProcessEnv = {}, options: Parameters<typeof runCli>[2] = {}) =>
-  runCli(args, { ...process.env, ...env }, options);
+  runCli(args, { ...withoutTestCa(process.env), ...env }, options);
 /** Each command of `commands`, side by side, with `--data-dir dir` after it. */
 const runEach = (commands: string[][], dir: string) =>
   Promise.all(commands.map((command) => run([...command, '--data-dir', dir])));
@@ -45,8 +46,8 @@ const help = () => {
 async function runAsOther(args: string[]) {
   // Nobody may not write the bundle cache: a CLI changed since its last run is bundled now, as this user.
   await help();
-  // The test run's CA lives in a folder nobody may read (Node would warn about it).
-  return run(args, { NODE_EXTRA_CA_CERTS: '' }, asRoot ? { uid: 65534, gid: 65534 } : {});
+  // Without the test run's CA (run), which lives in a folder nobody may read (Node would warn about it).
+  return run(args, {}, asRoot ? { uid: 65534, gid: 65534 } : {});
 }
 const TARGET_OPTIONS =
   'the options are --target FILE (a stack.json-shaped description of the target) and --data-dir DIR';
@@ -209,10 +210,11 @@ describe('commands against a running stack', () => {
         join(dir, 'stack.json'),
         JSON.stringify({ pid: process.pid, controlUrl, masterKey: 'k' }),
       );
-      const { stdout, stderr } = await execFileAsync(process.execPath, [
-        '--no-experimental-fetch',
-        ...cli('status', '--data-dir', dir),
-      ]);
+      const { stdout, stderr } = await execFileAsync(
+        process.execPath,
+        ['--no-experimental-fetch', ...cli('status', '--data-dir', dir)],
+        { env: withoutTestCa(process.env) },
+      );
       expect({ stdout, stderr }).toEqual({ stdout: '{\n  "blob": "ok"\n}\n', stderr: '' });
     } finally {
       await close(server);
@@ -329,6 +331,7 @@ describe('npm run taskstack (the CLI without npx reading the whole installed tre
   it('runs the same command line', async () => {
     const { status, stdout } = spawnSync('npm', ['run', '-s', 'taskstack', '--', 'help'], {
       encoding: 'utf8',
+      env: withoutTestCa(process.env),
     });
     expect(status).toBe(0);
     expect(stdout).toBe((await help()).stdout);
