@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTls } from '../emulators/core/ca.ts';
 import { testDataDir } from '../emulators/core/testing.ts';
-import { commandLineOf, descendants, runCli } from '../emulators/stack/test-support.ts';
+import { commandLineOf, descendants, runCli, withoutTestCa } from '../emulators/stack/test-support.ts';
 
 const VITEST = fileURLToPath(new URL('../node_modules/vitest/vitest.mjs', import.meta.url));
 const TABLE_TEST = fileURLToPath(new URL('./table.test.ts', import.meta.url));
@@ -43,8 +43,9 @@ describe('a target written by hand', () => {
     writeFileSync(file, JSON.stringify(description));
     return file;
   };
+  // In a shell without the test run's CA: no target here is signed by it (withoutTestCa).
   const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-    runCli(args, { ...process.env, [TARGET_ENV]: '', TASKSTACK_DATA_DIR: data.dir, ...env });
+    runCli(args, { ...withoutTestCa(process.env), [TARGET_ENV]: '', TASKSTACK_DATA_DIR: data.dir, ...env });
   /**
    * The command lines of this process's children (the CLI and its script), taken as each request waits:
    * every request's, as a run beside the one checked may ask last.
