@@ -3,22 +3,18 @@
  * stack.json-shaped file) for a stack running elsewhere: rows needing fields the target lacks are
  * skipped, each named with the field it lacks.
  */
-import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { rootCertificates } from 'node:tls';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDataDir } from '../emulators/core/testing.ts';
 import type { Stack } from '../emulators/stack/launcher.ts';
 import { stackFilePath } from '../emulators/stack/stackfile.ts';
-import { runCli } from '../emulators/stack/test-support.ts';
+import { runCli, withoutTestCa } from '../emulators/stack/test-support.ts';
 import { startEmbeddedTarget } from './embedded.ts';
 import { ELSEWHERE, type Memo, ROWS } from './rows.ts';
 import { formatTable, type RowResult, runRow, skipReason } from './table.ts';
 import { nothingRan, readTarget, TARGET_ENV, type Target, targetFileFrom } from './target.ts';
-
-const CONFORMANCE = fileURLToPath(new URL('./conformance.ts', import.meta.url));
 
 const targetFile = targetFileFrom(process.argv, process.env);
 // Known before the tests are collected, so a row the target cannot serve is reported as skipped by name.
@@ -76,9 +72,11 @@ describe(`the documented-status table against ${targetFile ?? 'the embedded stac
       } = JSON.parse(readFileSync(stackFilePath(data.dir), 'utf8'));
       const file = join(data.dir, 'no-gateway.json');
       writeFileSync(file, JSON.stringify(withoutGateway), { mode: 0o600 });
-      const run = spawnSync(process.execPath, ['--import', 'tsx', CONFORMANCE, '--target', file], {
-        encoding: 'utf8',
-        env: { ...process.env, [TARGET_ENV]: '' },
+      // As users run it (taskstack conformance --target FILE), the CLI trusting the CA of the target's
+      // dataDir; not spawnSync: this process hosts the stack.
+      const run = await runCli(['conformance', '--target', file], {
+        ...withoutTestCa(process.env),
+        [TARGET_ENV]: '',
       });
       expect(run.stderr).toBe('');
       expect(run.status).toBe(0);
