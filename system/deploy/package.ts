@@ -9,6 +9,7 @@
  * of the tests, the TypeScript sources or the build is included.
  */
 import {
+  copyFileSync,
   cpSync,
   existsSync,
   mkdirSync,
@@ -86,15 +87,10 @@ export function productionPackages(appDir: string): string[] {
   return [...found].sort();
 }
 
-/** Builds, stages and zips one app; returns the zip's path. `built`: the folder was built already. */
-export async function packageApp(
-  name: string,
-  app: AppDeclaration,
-  out = outDir,
-  built = false,
-): Promise<string> {
+/** Builds, stages and zips one app; returns the zip's path. */
+async function packageApp(name: string, app: AppDeclaration, out: string): Promise<string> {
   const appDir = join(repositoryRoot, app.folder);
-  if (app.build && !built) await buildApp(appDir, app.build);
+  if (app.build) await buildApp(appDir, app.build);
   const stage = join(out, name);
   rmSync(stage, { recursive: true, force: true });
   const files: Record<string, Uint8Array> = {};
@@ -132,13 +128,24 @@ export async function packageApp(
  * same files: App Service deploys a zip per site, and what tells the apps apart is their settings.
  */
 export async function packageApps(apps: Apps, out = outDir): Promise<Record<string, string>> {
-  const built = new Set<string>();
+  const first = new Map<string, string>(); // folder → the app packaged from it
   const zips: Record<string, string> = {};
   for (const [name, app] of Object.entries(apps)) {
-    zips[name] = await packageApp(name, app, out, built.has(app.folder));
-    built.add(app.folder);
+    const same = first.get(app.folder);
+    // The same files: a copy of the first app's stage and zip, not a second staging and deflate.
+    zips[name] = same ? copyPackage(same, name, out) : await packageApp(name, app, out);
+    if (!same) first.set(app.folder, name);
   }
   return zips;
+}
+
+/** App `to` staged and zipped as app `from` was; returns its zip's path. */
+function copyPackage(from: string, to: string, out: string): string {
+  rmSync(join(out, to), { recursive: true, force: true });
+  cpSync(join(out, from), join(out, to), { recursive: true });
+  const zip = join(out, `${to}.zip`);
+  copyFileSync(join(out, `${from}.zip`), zip);
+  return zip;
 }
 
 /** The APIM import set in <out>/apim/ (see apimImportSet); returns its folder, or undefined without system/gateway/. */
