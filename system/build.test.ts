@@ -2,12 +2,12 @@
  * What the apps' builds share (build.ts): the comments of the JavaScript an app ships hold only Latin-1
  * characters, so V8 keeps a module's source at one byte per character; the code means what it meant.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type OutputFile } from 'esbuild';
-import { afterAll, expect, it } from 'vitest';
+import { afterAll, expect, it, vi } from 'vitest';
 import { bundleOptions, latin1Comments, writeBuildOutput } from './build.ts';
 
 // An app folder of its own: the build needs nothing of a stack.
@@ -81,4 +81,37 @@ it('ships an output the last build shipped without reading it again, unless what
   expect(readFileSync(path, 'utf8')).toBe('/* ? */ export const x = 1;\n');
   await write(output('two', '/* – */ export const x = 2;\n'));
   expect(readFileSync(path, 'utf8')).toBe('/* ? */ export const x = 2;\n');
+});
+
+it('ships an output another process’s build shipped without reading it again, unless what is on disk changed since', async () => {
+  // An app whose packages are installed beside it, where the records are kept.
+  const app = join(data.dir, 'kept');
+  mkdirSync(join(app, 'node_modules'), { recursive: true });
+  const dist = join(app, 'dist');
+  const path = join(dist, 'chunk.js');
+  let reads = 0;
+  const output = (text: string): OutputFile => ({
+    path,
+    hash: 'one',
+    contents: Buffer.from(text),
+    get text() {
+      reads++;
+      return text;
+    },
+  });
+  // Each build in a process of its own: this module loaded afresh, with nothing in memory.
+  const buildInNewProcess = async (file: OutputFile) => {
+    vi.resetModules();
+    const { writeBuildOutput: write } = await import('./build.ts');
+    return write({ outputFiles: [file], metafile: { inputs: {}, outputs: {} } }, dist);
+  };
+  await buildInNewProcess(output('/* — */ export const x = 1;\n'));
+  const read = reads;
+  expect(read).toBeGreaterThan(0);
+  await buildInNewProcess(output('/* — */ export const x = 1;\n'));
+  expect(reads).toBe(read);
+  expect(readFileSync(path, 'utf8')).toBe('/* ? */ export const x = 1;\n');
+  writeFileSync(path, 'other');
+  await buildInNewProcess(output('/* — */ export const x = 1;\n'));
+  expect(readFileSync(path, 'utf8')).toBe('/* ? */ export const x = 1;\n');
 });
