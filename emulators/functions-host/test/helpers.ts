@@ -61,9 +61,20 @@ export interface EventHubsStores {
   stop(): Promise<void>;
 }
 
+/**
+ * Both stores, started at once (neither needs the other); Azurite in memory (BLOB_IN_MEMORY), as these
+ * tests never restart a store. If one fails to start, the other is stopped.
+ */
 export async function startEventHubsStores(dataDir: string): Promise<EventHubsStores> {
-  const blob = await startComponent('blob', { port: 0 }, dataDir);
-  const eventHubs = await startComponent('eventhubs', { port: 0 }, dataDir);
+  const starts = await Promise.allSettled([
+    startComponent('blob', { port: 0 }, dataDir, BLOB_IN_MEMORY),
+    startComponent('eventhubs', { port: 0 }, dataDir),
+  ]);
+  const [blob, eventHubs] = starts.map((start) => (start.status === 'fulfilled' ? start.value : undefined));
+  if (!blob || !eventHubs) {
+    await Promise.all([blob?.stop(), eventHubs?.stop()]);
+    throw starts.map((start) => start.status === 'rejected' && start.reason).find(Boolean);
+  }
   const producer = new EventHubProducerClient(eventHubs.endpoints.connectionString as string, 'taskevents');
   const storage = BlobServiceClient.fromConnectionString(blob.endpoints.connectionString as string);
   return {
