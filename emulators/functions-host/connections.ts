@@ -96,6 +96,22 @@ export async function newCosmosClient(
   };
 }
 
+/**
+ * A database's or container's `createIfNotExists` (`create`) as the extension's .NET SDK does it: both
+ * SDKs read, then create; when another caller creates it in between (two functions starting on one
+ * lease container), the JS SDK fails with 409 where the .NET one reads it again. So here: run it again,
+ * and its read finds it.
+ */
+export async function createdOrFound<T>(create: () => Promise<T>): Promise<T> {
+  try {
+    return await create();
+  } catch (error) {
+    // @azure/cosmos errors carry the status as `code`.
+    if ((error as { code?: unknown }).code !== 409) throw error;
+    return create();
+  }
+}
+
 const cosmosClients = new Map<string, Promise<CosmosClient>>();
 
 /** One shared client per connection, for bindings (a trigger makes, and disposes, its own). */

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testContext, testDataDir, waitFor } from '../core/testing.ts';
 import { NO_IDENTITY } from '../cosmos/testing.ts';
 import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
+import { createdOrFound } from './connections.ts';
 import { appPath, hostIdOf, readLog } from './test/helpers.ts';
 
 const data = testDataDir();
@@ -139,6 +140,26 @@ describe('Cosmos DB trigger', () => {
       readLog(logFile).some((e) => e.message === warning && e.level === 'warning'),
     );
     expect(saw(loser)).toBe(false);
+    // The three create the lease container at once: the one whose create comes second finds it (409,
+    // read again, as the extension's .NET SDK does), rather than failing its start until a retry.
+    expect(
+      readLog(logFile).filter((e) =>
+        /^The listener for function 'Functions\.(sharedLeases[AB]|ownPrefix)' was unable/.test(e.message),
+      ),
+    ).toEqual([]);
+  });
+
+  it('finds a lease container another caller created between its read and its create (409: read again)', async () => {
+    const containers = client.database('TasksDB').containers;
+    const raced = { id: 'raced', partitionKey: '/id' };
+    await containers.create(raced); // the other caller's
+    // The SDK's createIfNotExists found nothing at its read, then creates: 409. Then it reads again.
+    const attempts = [() => containers.create(raced), () => containers.createIfNotExists(raced)];
+    const { resource } = await createdOrFound(() =>
+      (attempts.shift() as () => ReturnType<typeof containers.create>)(),
+    );
+    expect(resource?.id).toBe('raced');
+    expect(attempts).toEqual([]);
   });
 
   it('waits its poll delay in stack time: moving the clock ends it', async () => {

@@ -7,7 +7,7 @@
  * with the extension's words.
  */
 import type { Container } from '@azure/cosmos';
-import { cosmosClient, type Settings } from '../connections.ts';
+import { cosmosClient, createdOrFound, type Settings } from '../connections.ts';
 import type { BindingInfo, RpcTypedData } from '../core-api.ts';
 import { typedDataBytes } from './data.ts';
 
@@ -42,11 +42,13 @@ export async function writeCosmos(
       throw new Error(
         `The container '${containerName}' (in database '${databaseName}') does not exist. To automatically create the container, set 'CreateIfNotExists' to 'true'.`,
       );
-    const { database } = await client.databases.createIfNotExists({ id: databaseName });
+    const { database } = await createdOrFound(() => client.databases.createIfNotExists({ id: databaseName }));
     const partitionKey = resolve(binding.partitionKey);
     const throughput =
       Number(binding.containerThroughput) > 0 ? Number(binding.containerThroughput) : undefined;
-    await database.containers.createIfNotExists({ id: containerName, partitionKey, throughput });
+    await createdOrFound(() =>
+      database.containers.createIfNotExists({ id: containerName, partitionKey, throughput }),
+    );
     await upsertAll(container, documents);
   }
 }

@@ -11,6 +11,7 @@
 import type { Container, FeedRange } from '@azure/cosmos';
 import {
   connectionSetting,
+  createdOrFound,
   hasIdentitySettings,
   newCosmosClient,
   resolveSettingReferences,
@@ -55,13 +56,11 @@ async function containers(host: Host, trigger: TriggerBinding) {
     let leases: Container;
     if (trigger.createLeaseContainerIfNotExists === true) {
       // Its database too, as the extension creates them (CosmosDBUtility.CreateDatabaseAndCollectionIfNotExistAsync).
-      await leaseClient.databases.createIfNotExists({ id: leaseDatabase.id });
+      await createdOrFound(() => leaseClient.databases.createIfNotExists({ id: leaseDatabase.id }));
       // Time to live on with no default, as the extension sets it (each item may then carry its own).
-      ({ container: leases } = await leaseDatabase.containers.createIfNotExists({
-        id: leaseName,
-        partitionKey: '/id',
-        defaultTtl: -1,
-      }));
+      ({ container: leases } = await createdOrFound(() =>
+        leaseDatabase.containers.createIfNotExists({ id: leaseName, partitionKey: '/id', defaultTtl: -1 }),
+      ));
     } else {
       leases = leaseDatabase.container(leaseName);
       if (!(await leases.read().catch(() => undefined))?.resource) throw missing();
