@@ -115,14 +115,15 @@ export const useAppIdentityEnv = (idp: RunningEmulator, context: TestContext, ap
 
 /**
  * Polls `probe` until it returns a value other than undefined/false, or fails after `timeoutMs`. While it
- * waits, `nudge` (if any) runs at once and then at most once a second: something that brings the awaited
- * state sooner, such as moving the stack clock past a poll delay.
+ * waits, `nudge` (if any) runs at once and then at most once every `nudgeEveryMs`: something that brings
+ * the awaited state sooner, such as moving the stack clock past a poll delay.
  */
 export async function waitFor<T>(
   what: string,
   probe: () => T | undefined | false | Promise<T | undefined | false>,
   timeoutMs = 60_000,
   nudge?: () => Promise<unknown>,
+  nudgeEveryMs = 1_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let nextNudge = 0;
@@ -131,7 +132,7 @@ export async function waitFor<T>(
     if (value !== undefined && value !== false) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     if (nudge && Date.now() >= nextNudge) {
-      nextNudge = Date.now() + 1_000;
+      nextNudge = Date.now() + nudgeEveryMs;
       await nudge();
     } else await new Promise((resolve) => setTimeout(resolve, 50));
   }

@@ -35,13 +35,15 @@ it('starts a partition without a checkpoint at its end with FromEnd: an event se
     }),
   );
   host = await startEsmHostOnEventHubs(stores(), data.dir, logFile, 'oneAtATime', appDir);
-  // Events sent before the partition's receiver opens are behind its end too: one a second until one runs.
+  // Events sent before the partition's receiver opens are behind its end too: one every 0.2 s until one
+  // runs (the receiver opens within a second of the start).
   let sent = 0;
   await waitFor(
     'an event sent after the receiver opened',
     () => readLog(logFile).some((e) => e.message.startsWith('message "after-')),
     30_000,
     () => stores().producer.sendBatch([{ body: `after-${++sent}` }], { partitionId: '0' }),
+    200,
   );
   // From the start, the partition's first event would have run first.
   expect(eventsLogged(logFile, 'before')).toEqual([]);
