@@ -77,11 +77,11 @@ it('counts batches per claim: a partition lost and claimed again starts its chec
     { ownerLevel: 1, startPosition: latestEventPosition },
   );
   try {
-    // While it holds the partition, load balancing (a round every 0.5 s: the app's host.json) claims it
+    // While it holds the partition, load balancing (a round every 0.25 s: the app's host.json) claims it
     // again and loses it again. The first of these rounds read the ownership the first loss had given up;
-    // a processor restart, were a loss to cause one, would come one round (0.5 s) after that loss. The
-    // round after the third loss, which claims the partition for good, begins two rounds (1 s) after that
-    // first round: p-3 runs again after any such restart.
+    // a processor restart, were a loss to cause one, would come one round (0.25 s) after that loss. The
+    // round after the third loss, which claims the partition for good, begins two rounds (0.5 s) after
+    // that first round: p-3 runs again after any such restart.
     await waitFor('partition 1 lost 3 times', () => closed('1', 'OwnershipLost').length >= 3, 30_000);
   } finally {
     await subscription.close();
