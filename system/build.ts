@@ -154,10 +154,15 @@ function shippedRecord(distDir: string): string | undefined {
   return undefined;
 }
 
+/** Record files this process has read: once each, later builds (the watcher's) know what they wrote. */
+const recordsRead = new Set<string>();
+
 /** Adds the records another process kept for `distDir` to this one's (its own are newer). */
 function readShipped(record: string | undefined) {
+  if (!record || recordsRead.has(record)) return;
+  recordsRead.add(record);
   try {
-    const kept = record && JSON.parse(readFileSync(record, 'utf8'));
+    const kept = JSON.parse(readFileSync(record, 'utf8'));
     if (kept?.shipping !== SHIPPING) return;
     for (const [path, last] of Object.entries(kept.files as Record<string, { hash: string; digest: string }>))
       if (!lastShipped.has(path)) lastShipped.set(path, last);
@@ -208,8 +213,10 @@ export async function writeBuildOutput(
 ): Promise<BuildReport> {
   const record = shippedRecord(distDir);
   readShipped(record);
+  let shippedNew = false;
   for (const file of outputFiles) {
     if (shippedBefore(file)) continue;
+    shippedNew = true;
     const contents = shipped(file);
     lastShipped.set(file.path, { hash: file.hash, digest: digest(contents) });
     if (sameContent(file.path, contents)) continue;
@@ -219,7 +226,8 @@ export async function writeBuildOutput(
     renameSync(temporary, file.path);
   }
   const fresh = new Set(outputFiles.map((file) => file.path));
-  keepShipped(record, [...fresh]);
+  // Nothing shipped anew: the records on disk already say what is there.
+  if (shippedNew) keepShipped(record, [...fresh]);
   for (const stale of await glob('**/*', { cwd: distDir, absolute: true })) {
     if (!fresh.has(stale) && !stale.endsWith('.tmp')) rmSync(stale, { force: true });
   }
