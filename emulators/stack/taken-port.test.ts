@@ -67,7 +67,8 @@ it('draws a free port anew for a component whose drawn port was taken, and wires
     dataDir: data.dir,
     ports: 'free',
     console: false,
-    components: ['identity', 'blob', 'cosmos', 'keyvault', 'eventhubs', 'eventgrid', 'functions'],
+    // The function app and what its managetask reaches (a start made again restarts each of them).
+    components: ['identity', 'blob', 'cosmos', 'keyvault', 'functions'],
   });
   try {
     expect(squatter.listening).toBe(true);
