@@ -177,45 +177,9 @@ describe('blob trigger', () => {
     expect(names.filter((name) => count(name) !== 1)).toEqual([]);
   });
 
-  // Side by side with the next test: this one drives a scan of its own, on a container no function
-  // watches, and waits for the storage's clock; the next one waits for the host's sweeps.
-  it.concurrent('stores the scan mark again only once a sweep lists a blob modified since the stored mark', async () => {
-    const container = storage.getContainerClient('scanned');
-    await container.createIfNotExists();
-    const info = storage
-      .getContainerClient('azure-webjobs-hosts')
-      .getBlobClient(`blobscaninfo/scan-test/${storage.accountName}/scanned/scanInfo`);
-    const stored = async () => {
-      const { content, etag } = await downloadBlob(info);
-      return { mark: Date.parse(JSON.parse(content.toString('utf8')).LatestScan), etag };
-    };
-    const scan = new ContainerScan(storage, container, 'scan-test', '');
-    await scan.load();
-    const sweep = async () => {
-      await scan.sweep(
-        () => {},
-        () => false,
-      );
-      await scan.save();
-    };
-    const sweepUntilStoredPast = (modified: number) =>
-      waitFor('a stored mark past the blob', async () => {
-        await sweep();
-        const found = await stored().catch(() => undefined);
-        return found && found.mark > modified && found;
-      });
-    const { lastModified } = await upload('scanned', 'x.json', '{}');
-    const quiet = await sweepUntilStoredPast(lastModified?.getTime() ?? 0);
-    // Sweeps of the quiet container move the mark in memory (the storage's clock goes on) but store nothing.
-    await waitFor('a sweep with a later mark', async () => {
-      await sweep();
-      return scan.latestScan > quiet.mark;
-    });
-    expect((await stored()).etag).toBe(quiet.etag);
-    const { lastModified: changed } = await upload('scanned', 'y.json', '{}');
-    expect((await sweepUntilStoredPast(changed?.getTime() ?? 0)).etag).not.toBe(quiet.etag);
-  });
-
+  // These three side by side: each waits for the host's sweeps of its own container, for a function of its
+  // own. Not the AppendBlob test (its failed tries would count in this one's) nor the parallel test (it
+  // needs every slot).
   it.concurrent('gives up after poisonBlobThreshold failed tries (host.json: 3, queues.maxDequeueCount 1) and records a poison message', async () => {
     await upload('poison-input', 'bad.txt', 'bad');
     const message = await waitFor('the poison message', () => poisonFor('poison-input', 'bad.txt'));
@@ -274,6 +238,29 @@ describe('blob trigger', () => {
     expect(failures()).toBe(3);
   });
 
+  it.concurrent('runs on every blob of a container that a path names alone, as the storage extension does', async () => {
+    await upload('whole', 'deep/down/x.txt', 'x');
+    await upload('whole', 'y', 'y');
+    await waitFor(
+      'both blobs',
+      () => count('whole whole/deep/down/x.txt: x') === 1 && count('whole whole/y: y') === 1,
+    );
+  });
+
+  it.concurrent("gives the blob's metadata with its names' case, as Azure's host gives it to the library (which lowers the first letter)", async () => {
+    const content = 'm';
+    await storage
+      .getContainerClient('meta')
+      .getBlockBlobClient('m1')
+      .upload(content, 1, { metadata: { TaskId: 'T1', fileName: 'f.txt', lower: 'x' } });
+    const logged = await waitFor('the run', () => log().find((e) => e.message.startsWith('metadata m1: ')));
+    expect(JSON.parse(logged.message.slice('metadata m1: '.length))).toEqual({
+      taskId: 'T1',
+      fileName: 'f.txt',
+      lower: 'x',
+    });
+  });
+
   it("names the blob's type in the poison message, as the extension does (AppendBlob)", async () => {
     const log = storage.getContainerClient('poison-input').getAppendBlobClient('log.txt');
     await log.create();
@@ -283,7 +270,8 @@ describe('blob trigger', () => {
     expect(message.BlobType).toBe('AppendBlob');
   });
 
-  it('counts a try that ended the worker: poisoned unrun once begun more than poisonBlobThreshold times', async () => {
+  // Side by side with the next test, which needs no host.
+  it.concurrent('counts a try that ended the worker: poisoned unrun once begun more than poisonBlobThreshold times', async () => {
     await upload('crash', 'x', 'x');
     // Killed under each of its runs, as a crash or a held event loop ends the worker; it restarts by itself.
     for (let run = 1; run <= 3; run++) {
@@ -294,6 +282,45 @@ describe('blob trigger', () => {
       'Host.Functions.crashing',
     );
     expect(count('crashing x begun')).toBe(3);
+  });
+
+  // Side by side with the previous test: this one drives a scan of its own, on a container no function
+  // watches, and waits for the storage's clock; the previous one waits for the host's restarts.
+  it.concurrent('stores the scan mark again only once a sweep lists a blob modified since the stored mark', async () => {
+    const container = storage.getContainerClient('scanned');
+    await container.createIfNotExists();
+    const info = storage
+      .getContainerClient('azure-webjobs-hosts')
+      .getBlobClient(`blobscaninfo/scan-test/${storage.accountName}/scanned/scanInfo`);
+    const stored = async () => {
+      const { content, etag } = await downloadBlob(info);
+      return { mark: Date.parse(JSON.parse(content.toString('utf8')).LatestScan), etag };
+    };
+    const scan = new ContainerScan(storage, container, 'scan-test', '');
+    await scan.load();
+    const sweep = async () => {
+      await scan.sweep(
+        () => {},
+        () => false,
+      );
+      await scan.save();
+    };
+    const sweepUntilStoredPast = (modified: number) =>
+      waitFor('a stored mark past the blob', async () => {
+        await sweep();
+        const found = await stored().catch(() => undefined);
+        return found && found.mark > modified && found;
+      });
+    const { lastModified } = await upload('scanned', 'x.json', '{}');
+    const quiet = await sweepUntilStoredPast(lastModified?.getTime() ?? 0);
+    // Sweeps of the quiet container move the mark in memory (the storage's clock goes on) but store nothing.
+    await waitFor('a sweep with a later mark', async () => {
+      await sweep();
+      return scan.latestScan > quiet.mark;
+    });
+    expect((await stored()).etag).toBe(quiet.etag);
+    const { lastModified: changed } = await upload('scanned', 'y.json', '{}');
+    expect((await sweepUntilStoredPast(changed?.getTime() ?? 0)).etag).not.toBe(quiet.etag);
   });
 
   it('runs at most maxDegreeOfParallelism blobs at once (host.json: 4)', async () => {
@@ -317,29 +344,6 @@ describe('blob trigger', () => {
     expect(messages.filter((message) => message.includes("'Functions.misconfigured' was unable"))).toEqual(
       [],
     );
-  });
-
-  it('runs on every blob of a container that a path names alone, as the storage extension does', async () => {
-    await upload('whole', 'deep/down/x.txt', 'x');
-    await upload('whole', 'y', 'y');
-    await waitFor(
-      'both blobs',
-      () => count('whole whole/deep/down/x.txt: x') === 1 && count('whole whole/y: y') === 1,
-    );
-  });
-
-  it("gives the blob's metadata with its names' case, as Azure's host gives it to the library (which lowers the first letter)", async () => {
-    const content = 'm';
-    await storage
-      .getContainerClient('meta')
-      .getBlockBlobClient('m1')
-      .upload(content, 1, { metadata: { TaskId: 'T1', fileName: 'f.txt', lower: 'x' } });
-    const logged = await waitFor('the run', () => log().find((e) => e.message.startsWith('metadata m1: ')));
-    expect(JSON.parse(logged.message.slice('metadata m1: '.length))).toEqual({
-      taskId: 'T1',
-      fileName: 'f.txt',
-      lower: 'x',
-    });
   });
 
   /** Asks the admin API to run ProcessTask on `input` (a blob's path). */
