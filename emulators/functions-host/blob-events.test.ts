@@ -244,8 +244,8 @@ describe('blob trigger told of new blobs by the blob events', () => {
   });
 
   it('misses nothing while the events connection is lost, and is told again once it is back', async () => {
-    const before = named('before', 50);
-    const during = named('during', 50);
+    const before = named('before', 24);
+    const during = named('during', 24);
     const uploading = uploadAll(before);
     await waitFor('the first blobs to run', () => {
       const count = runs();
