@@ -26,6 +26,9 @@ let storage: BlobServiceClient;
 /** The file whose writing ends the test app's held runs (`held-*` blobs). */
 const release = join(data.dir, 'release-held-runs');
 
+/** The query of a subscription to the events of blobs in `tasks`, as the host's URL encodes it. */
+const TASKS_EVENTS = `subjectBeginsWith=${encodeURIComponent('/blobServices/default/containers/tasks/')}`;
+
 /**
  * Azurite behind a proxy: counts the listings of `tasks` (and can hold them back), cuts, refuses or holds
  * back the events stream, and can drop its watermarks.
@@ -33,7 +36,8 @@ const release = join(data.dir, 'release-held-runs');
 const proxy = {
   server: createServer((req, res) => {
     const events = req.url?.includes('/$events') ?? false;
-    if (events && proxy.refusals > 0) {
+    // The host subscribes once per blob trigger: only ProcessTask's (tasks) subscriptions are refused.
+    if (events && proxy.refusals > 0 && req.url?.includes(TASKS_EVENTS)) {
       proxy.refusals--;
       return void res.writeHead(503).end();
     }
@@ -49,7 +53,7 @@ const proxy = {
   /** True: listings of `tasks` wait in `held` until `releaseListings`. */
   holdListings: false,
   held: [] as (() => void)[],
-  /** How many subscriptions to the events stream to refuse (503), the next ones first. */
+  /** How many subscriptions to the events of `tasks` to refuse (503), the next ones first. */
   refusals: 0,
   /** True: subscriptions to the events stream wait in `heldEvents` until `releaseEvents`. */
   holdEvents: false,
