@@ -177,10 +177,9 @@ describe('blob trigger', () => {
     expect(names.filter((name) => count(name) !== 1)).toEqual([]);
   });
 
-  // These three side by side: each waits for the host's sweeps of its own container, for a function of its
-  // own. Not the AppendBlob test (its failed tries would count in this one's) nor the parallel test (it
-  // needs every slot).
-  it.concurrent('gives up after poisonBlobThreshold failed tries (host.json: 3, queues.maxDequeueCount 1) and records a poison message', async () => {
+  // Alone: it reads the gaps between its tries from the log, which other tests' runs in the host would
+  // lengthen.
+  it('gives up after poisonBlobThreshold failed tries (host.json: 3, queues.maxDequeueCount 1) and records a poison message', async () => {
     await upload('poison-input', 'bad.txt', 'bad');
     const message = await waitFor('the poison message', () => poisonFor('poison-input', 'bad.txt'));
     const { etag, createdOn, lastModified } = await storage
@@ -238,6 +237,7 @@ describe('blob trigger', () => {
     expect(failures()).toBe(3);
   });
 
+  // These two side by side: each waits for the host's sweeps of its own container, for a function of its own.
   it.concurrent('runs on every blob of a container that a path names alone, as the storage extension does', async () => {
     await upload('whole', 'deep/down/x.txt', 'x');
     await upload('whole', 'y', 'y');
