@@ -32,7 +32,7 @@ const blobs = await timed(
   () =>
     benchBlobTrigger({
       whileIdle: () =>
-        timed('  `npm start`, its 20 s rest and the start rows (the idle window)', async () => {
+        timed('the idle window: `npm start`, its 20 s rest and the start rows', async () => {
           const stack = await userStack(fresh.dir);
           const starts = benchStarts(warm.dir);
           return { stack, settled: await stack.settle(starts), starts: await starts };
@@ -156,4 +156,5 @@ row('gateway: POST /functions/managetask', gateway.gatewayPerSec, '/s', '>= 0.8Ã
 row('gateway RSS after > 10,000 requests', gateway.gatewayRssMb, 'MB', '<= 90', oneBareRss);
 
 row('`npm run bench` itself', (performance.now() - benchBegan) / 1000, 's', '<= 120');
-console.log(`  its parts: ${partSeconds.map(([part, s]) => `${part} ${s.toFixed(0)} s`).join(', ')}`);
+// Semicolons: the parts' names have commas of their own.
+console.log(`  its parts: ${partSeconds.map(([part, s]) => `${part} ${s.toFixed(0)} s`).join('; ')}`);

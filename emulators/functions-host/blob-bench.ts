@@ -111,22 +111,25 @@ export async function benchBlobTrigger<T = undefined>(
 
     const service = BlobServiceClient.fromConnectionString(connectionString);
     const began = performance.now();
-    const { uploadsPerSec, lastAt } = await timed(`  ${blobs} blobs uploaded and run`, async () => {
-      await upload(service, blobs, concurrency);
-      const uploadsPerSec = blobs / ((performance.now() - began) / 1000);
-      // The host catches up, or the bench gives up waiting (time out, or no progress) and reports the
-      // rate it reached.
-      const deadline = performance.now() + maxCatchUpMs;
-      let lastAt = performance.now();
-      for (
-        let last = completed();
-        last < blobs && performance.now() < deadline && performance.now() - lastAt < STALLED_MS;
-      ) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        if (completed() > last) [last, lastAt] = [done, performance.now()];
-      }
-      return { uploadsPerSec, lastAt };
-    });
+    const { uploadsPerSec, lastAt } = await timed(
+      `${blobs.toLocaleString('en-US')} blobs uploaded and run`,
+      async () => {
+        await upload(service, blobs, concurrency);
+        const uploadsPerSec = blobs / ((performance.now() - began) / 1000);
+        // The host catches up, or the bench gives up waiting (time out, or no progress) and reports the
+        // rate it reached.
+        const deadline = performance.now() + maxCatchUpMs;
+        let lastAt = performance.now();
+        for (
+          let last = completed();
+          last < blobs && performance.now() < deadline && performance.now() - lastAt < STALLED_MS;
+        ) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          if (completed() > last) [last, lastAt] = [done, performance.now()];
+        }
+        return { uploadsPerSec, lastAt };
+      },
+    );
     const blobsPerSec = done / ((lastAt - began) / 1000);
 
     const [idleCpuPercentAfter, whileIdle] = await Promise.all([
