@@ -196,10 +196,12 @@ describe('Cosmos DB trigger', () => {
     // (which then carries it, and runs it at once). Nothing the host shows tells when the read has left, so
     // a write run at once is written again, after the save of its own batch: three in a row is a listener
     // that does not pause.
-    let saved = await waitFor('the lease saved past y', async () => {
-      const now = await tokens();
-      return now !== pinned && now;
-    });
+    const savedPast = (what: string, previous: string) =>
+      waitFor(`the lease saved past ${what}`, async () => {
+        const now = await tokens();
+        return now !== previous && now;
+      });
+    let saved = await savedPast('y', pinned);
     const seen = (id: string) => readLog(logFile).some((e) => e.message === `no poll delay ${id}`);
     let id = '';
     for (let attempt = 1; attempt <= 3; attempt++) {
@@ -208,11 +210,7 @@ describe('Cosmos DB trigger', () => {
       // onTaskChange polls every 200 ms: once it has the change, a listener polling without pause had it too.
       await waitFor(`onTaskChange to see ${id}`, () => changed(id, 'Z').length === 1);
       if (!seen(id)) break;
-      const before = saved;
-      saved = await waitFor(`the lease saved past ${id}`, async () => {
-        const now = await tokens();
-        return now !== before && now;
-      });
+      saved = await savedPast(id, saved);
     }
     expect(seen(id)).toBe(false);
     await host.advanceClock(5_000);

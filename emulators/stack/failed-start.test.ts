@@ -16,9 +16,9 @@ afterAll(() => {
   withoutBlob.remove();
 });
 
-/** A stack of the vault alone on the file's data directory: a start that takes the directory's lock. */
-const startVaultAlone = () =>
-  start({ dataDir: data.dir, ports: 'free', components: ['keyvault'], console: false });
+/** A stack of the vault alone (on the file's data directory unless told): a start that takes its lock. */
+const startVaultAlone = (dataDir = data.dir) =>
+  start({ dataDir, ports: 'free', components: ['keyvault'], console: false });
 
 /** This process's children that run a component (the test starts the stack in-process). */
 function componentProcesses(): string[] {
@@ -76,9 +76,8 @@ describe.concurrent('after the first', () => {
 
   describe.sequential('one after another', () => {
     it('refuses a second start on the same data directory while the first is still starting', async () => {
-      const options = { dataDir: data.dir, ports: 'free' as const, components: ['keyvault'], console: false };
       // Both at once: stack.json, which a running stack writes, does not exist yet.
-      const [first, second] = await Promise.allSettled([start(options), start(options)]);
+      const [first, second] = await Promise.allSettled([startVaultAlone(), startVaultAlone()]);
       expect(first.status).toBe('fulfilled');
       expect(second).toEqual({
         status: 'rejected',
@@ -201,9 +200,7 @@ describe.concurrent('after the first', () => {
       const dir = join(data.dir, 'damaged-keys');
       mkdirSync(dir, { recursive: true });
       writeFileSync(join(dir, 'keys.json'), '{"broken": ');
-      await expect(
-        start({ dataDir: dir, ports: 'free', components: ['keyvault'], console: false }),
-      ).rejects.toThrow(`${join(dir, 'keys.json')} is not valid JSON (`);
+      await expect(startVaultAlone(dir)).rejects.toThrow(`${join(dir, 'keys.json')} is not valid JSON (`);
     });
 
     it('says a damaged JSON file in one line, the text it quotes escaped', async () => {
@@ -211,12 +208,7 @@ describe.concurrent('after the first', () => {
       mkdirSync(dir, { recursive: true });
       // V8's message quotes the start of the text, its newline too.
       writeFileSync(join(dir, 'keys.json'), 'garbage\n');
-      const failed = await start({
-        dataDir: dir,
-        ports: 'free',
-        components: ['keyvault'],
-        console: false,
-      }).then(
+      const failed = await startVaultAlone(dir).then(
         () => new Error('started'),
         (error: Error) => error,
       );
