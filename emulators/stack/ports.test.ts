@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { connect, createServer, Server } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FREE_PORTS_ENV, freeRange, LOOPBACK, listen, portDraw } from '../core/http.ts';
+import { drawnLately, FREE_PORTS_ENV, freeRange, LOOPBACK, listen, portDraw } from '../core/http.ts';
 import { freePort, portIsFree, reservePorts } from './ports.ts';
 
 describe('reservePorts', () => {
@@ -99,6 +99,24 @@ describe('free ports', () => {
       random.mockRestore();
     }
   }
+
+  it("never land on a port the user gave another component (a stopped stack's, given again)", async () => {
+    const [from, to] = freeRange();
+    let given = 0;
+    while (!given || drawnLately(given) || !(await portIsFree(given)))
+      given = from + Math.floor(Math.random() * (to - from));
+    // The first draw, control's, lands on the port given to identity, which comes after it.
+    const random = vi.spyOn(portDraw, 'random').mockReturnValueOnce(draw(given));
+    try {
+      const { ports, release } = await reservePorts({ control: 0, identity: 0 }, 'free', { identity: given });
+      await release(['control', 'identity']);
+      expect(Object.keys(ports)).toEqual(['control', 'identity']);
+      expect(ports.identity).toBe(given);
+      expect(ports.control).not.toBe(given);
+    } finally {
+      random.mockRestore();
+    }
+  });
 
   it('draw again when the port drawn is taken', async () => {
     const taken = createServer();

@@ -95,8 +95,13 @@ export async function reservePorts(
         return server ? [server] : [];
       }),
     ).then(() => {});
+  // The ports the user gave are held first: a free draw for another component then never lands on one
+  // (a stopped stack's ports, given again, were free to draw; seen in CI: "given to both control and …").
+  const order = [...Object.entries(defaults).entries()].sort(
+    ([, [a]], [, [b]]) => Number(b in overrides) - Number(a in overrides),
+  );
   try {
-    for (const [index, [name, port]] of Object.entries(defaults).entries()) {
+    for (const [index, [name, port]] of order) {
       const wanted =
         overrides[name] ?? (choice === 'default' ? port : choice === 'free' ? 0 : choice.base + index);
       const choose = `choose other ports (--port-base, --${name}-port)`;
@@ -125,7 +130,10 @@ export async function reservePorts(
     await release([...held.keys()]);
     throw error;
   }
-  return { ports, release };
+  return {
+    ports: Object.fromEntries(Object.keys(defaults).map((name) => [name, ports[name] as number])),
+    release,
+  };
 }
 
 /** As reservePorts, but lets every port go at once: for callers that listen on them right away. */
