@@ -37,6 +37,16 @@ app.http('${name}', { authLevel: 'anonymous', handler: async () => ({ body: '${b
 const writeFunction = (name: string, body: string) =>
   writeFileSync(system('functions', 'src', 'functions', `${name}.ts`), httpFunction(name, body));
 
+/** The web app's entry point (src/server.ts, as the system's): its index view, with no tasks, on PORT. */
+const webServer = `import { createServer } from 'node:http';
+import index from '../views/index.pug';
+
+createServer((_request, response) => {
+  response.setHeader('content-type', 'text/html; charset=utf-8');
+  response.end(index({ tasks: [], values: {} }));
+}).listen(Number(process.env.PORT), process.env.HOST);
+`;
+
 /** Waits until GET `url` answers `text` (a rebuild takes seconds, the web app's more on a busy machine). */
 const answers = (url: string, text: string) =>
   waitFor(
@@ -50,17 +60,21 @@ const answers = (url: string, text: string) =>
 
 describe('a stack started with watch', () => {
   beforeAll(async () => {
-    // The apps and what their builds import, beside the project's packages and lockfile. The function
-    // app runs one function of the test's own, not the system's nine: those bundle the Azure SDKs (~1.6 s
-    // of esbuild's CPU a build, eight builds of it here, and the host loaded them at each restart),
-    // which are not this file's subject. Its src/lib stays: the web app's build reads it.
+    // The apps' build modules, settings and views, beside the project's packages and lockfile, with code
+    // of the test's own: the function app runs one function, not the system's nine, and the web app
+    // serves its index view on node:http, not the system's server. Those bundle the Azure SDKs (and the
+    // web app Express): ~1.6 s of esbuild's CPU a build of the function app and ~2.4 s of the web app's,
+    // eight and three builds here, and each restart loaded them. What this file proves is the watcher's
+    // and the launcher's, the same for any code an app's build bundles.
     for (const app of ['functions', 'web'])
       cpSync(join(repositoryRoot, 'system', app), system(app), {
         recursive: true,
-        filter: (path) => !/\/system\/(\w+\/(dist|node_modules)|functions\/src\/functions)$/.test(path),
+        filter: (path) => !/\/system\/\w+\/(dist|node_modules|src)$/.test(path),
       });
-    mkdirSync(system('functions', 'src', 'functions'));
+    mkdirSync(system('functions', 'src', 'functions'), { recursive: true });
     writeFunction('Started', 'started');
+    mkdirSync(system('web', 'src'));
+    writeFileSync(system('web', 'src', 'server.ts'), webServer);
     for (const file of ['build.ts', 'one-copy-per-package.mjs', 'one-copy-per-package.d.mts'])
       cpSync(join(repositoryRoot, 'system', file), system(file));
     symlinkSync(join(repositoryRoot, 'node_modules'), join(project, 'node_modules'));
