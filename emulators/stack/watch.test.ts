@@ -207,7 +207,11 @@ describe('a stack started with watch', () => {
   });
 });
 
-describe('taskstack start', () => {
+// The tests from here on run side by side: each has a folder or data directory of its own, and most of
+// their time is a wait (for a quiet window, a file event, a stack's start). They come after the watched
+// stack's, not beside it: the test that builds in this process would meet its watcher's stop of
+// esbuild's service (README, "Speed and memory").
+describe.concurrent('taskstack start', () => {
   it('watches the apps, as func start does, unless --no-watch', async () => {
     const said = 'stack | watching system/web: an edit rebuilds its app and reloads it';
     // The two starts side by side: each has its own data directory and draws its own free ports.
@@ -231,7 +235,7 @@ describe('taskstack start', () => {
   });
 });
 
-describe('watchApps', () => {
+describe.concurrent('watchApps', () => {
   it('says a burst of changes once on the console and in the log of each component of the app, then restarts each once', async () => {
     const dir = join(data.dir, 'watched');
     const file = (...path: string[]) => join(dir, ...path);
@@ -273,7 +277,7 @@ describe('watchApps', () => {
   });
 });
 
-describe('watchApps, as editors save', () => {
+describe.concurrent('watchApps, as editors save', () => {
   it('hears a file saved by replacing it (write a copy, rename it over: vim, sed -i, safe-write IDEs), and every edit after', async () => {
     const dir = join(data.dir, 'replaced');
     const source = join(dir, 'src', 'functions', 'a.ts');
@@ -307,7 +311,7 @@ describe('watchApps, as editors save', () => {
   });
 });
 
-describe('watchApps, right after the start', () => {
+describe.concurrent('watchApps, right after the start', () => {
   it('rebuilds for an edit saved after the start built the app and before watching began', async () => {
     const dir = join(data.dir, 'started');
     const file = (...path: string[]) => join(dir, ...path);
@@ -352,7 +356,7 @@ export default function build() {
   });
 });
 
-describe("watchApps, a function app's host.json", () => {
+describe.concurrent("watchApps, a function app's host.json", () => {
   /** A function app in folder `name` whose build read src/a.ts, with `host` as its host.json. */
   const functionApp = (name: string, host: object, settings?: Record<string, string>) => {
     const dir = join(data.dir, name);
