@@ -1,6 +1,6 @@
 /**
- * Reload on edit (watch.ts): a stack started with `watch` on a copy of the system's apps (the function
- * app with a function of the test's own), in a temporary folder, rebuilds an app and restarts only its
+ * Reload on edit (watch.ts): a stack started with `watch` on a copy of the system's apps (with code of
+ * the test's own: a function, a web page), in a temporary folder, rebuilds an app and restarts only its
  * components when a file of its folder changes.
  */
 import { cpSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
