@@ -196,12 +196,19 @@ export async function startCli(place: CliPlace, ...args: string[]): Promise<CliS
  * other commands meanwhile), in `env` (this process's environment by default), in the working directory
  * and as the user `options` name.
  */
-export function runCli(
+export const runCli = (
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  options: Pick<SpawnOptions, 'cwd' | 'uid' | 'gid'> = {},
+) => runNode(cli(...args), env, options);
+
+/** Runs `node ARGS` to its end as runCli does: its exit code, and what it wrote to stdout and stderr. */
+export function runNode(
   args: string[],
   env: NodeJS.ProcessEnv = process.env,
   options: Pick<SpawnOptions, 'cwd' | 'uid' | 'gid'> = {},
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, cli(...args), { ...options, stdio: ['ignore', 'pipe', 'pipe'], env });
+  const child = spawn(process.execPath, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'], env });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => {

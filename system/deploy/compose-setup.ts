@@ -4,7 +4,7 @@
  * Without a Docker engine the run stops here, with one line, before any test could pass.
  */
 import { join } from 'node:path';
-import { repositoryRoot } from '../../emulators/core/apps.ts';
+import { repositoryRoot } from '../../emulators/core/files.ts';
 import { composeTarget } from './compose-target.ts';
 
 export default async function setup(): Promise<() => Promise<void>> {

@@ -1,45 +1,35 @@
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadApps, repositoryRoot } from '../../emulators/core/apps.ts';
 import { loadSecrets } from '../../emulators/core/secrets.ts';
 import { testDataDir } from '../../emulators/core/testing.ts';
 import { loadTopology } from '../../emulators/core/topology.ts';
-import { composeTargetFile } from './compose-target.ts';
+import { runNode } from '../../emulators/stack/test-support.ts';
+import { composeTargetFile } from './compose.ts';
 
 const home = testDataDir();
 afterAll(() => home.remove());
 
 /** No engine: DOCKER_HOST names a closed loopback port (and this machine has no Docker socket). */
 const noDocker = { PATH: process.env.PATH, HOME: home.dir, DOCKER_HOST: 'tcp://127.0.0.1:1' };
-const run = (code: string) =>
-  spawnSync(process.execPath, ['--import', 'tsx', '-e', code], {
-    cwd: repositoryRoot,
-    encoding: 'utf8',
-    env: noDocker,
-  });
+/** A TypeScript file or `-e` code run under tsx, as a user runs the script; not blocking, as the tests run side by side. */
+const tsx = (...args: string[]) => runNode(['--import', 'tsx', ...args], noDocker, { cwd: repositoryRoot });
 const LINE =
   /^taskstack compose: TASKSTACK_TARGET=compose needs a reachable Docker engine, and there is none \(.+\); nothing was run\.$/;
 
-describe('compose mode without a Docker engine', () => {
-  it('compose-target.ts stops at once with one line and a failing exit code', () => {
-    const result = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', join('system', 'deploy', 'compose-target.ts')],
-      {
-        cwd: repositoryRoot,
-        encoding: 'utf8',
-        env: noDocker,
-      },
-    );
+// Each test runs its own process and reads only its output: side by side.
+describe.concurrent('compose mode without a Docker engine', () => {
+  it('compose-target.ts stops at once with one line and a failing exit code', async () => {
+    const result = await tsx(join('system', 'deploy', 'compose-target.ts'));
     expect(result.stdout).toBe('');
     expect(result.stderr.trim()).toMatch(LINE);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.status).toBe(1);
   });
 
-  it("the test run's global setup stops it the same way, before any test", () => {
-    const result = run(
+  it("the test run's global setup stops it the same way, before any test", async () => {
+    const result = await tsx(
+      '-e',
       "import('./system/deploy/compose-setup.ts').then((m) => m.default()).then(() => console.log('PASS'))",
     );
     expect(result.stdout).toBe('');

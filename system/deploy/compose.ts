@@ -17,6 +17,7 @@ import {
   settingReference,
 } from '../../emulators/core/apps.ts';
 import { environmentNames, platformSettings, readinessCheck } from '../../emulators/core/platform.ts';
+import type { StackSecrets } from '../../emulators/core/secrets.ts';
 import type { Topology } from '../../emulators/core/topology.ts';
 import { type ServiceName, serviceNames } from '../../emulators/registry.ts';
 import { DEFAULT_PORTS } from '../../emulators/stack/ports.ts';
@@ -389,5 +390,29 @@ export function composeFile(topology: Topology, apps: Apps) {
     volumes: Object.fromEntries(
       ['azurite-data', 'taskstack-ca', ...own.map((name) => `${name}-data`)].map((volume) => [volume, {}]),
     ),
+  };
+}
+
+/**
+ * The target file for the compose stack (compose-target.ts writes it once the stack is up): the
+ * published addresses on the host, and the keys compose-env.ts gave it.
+ */
+export function composeTargetFile(topology: Topology, apps: Apps, secrets: StackSecrets) {
+  const services = composeFile(topology, apps).services as Record<string, unknown>;
+  const url = (app: string) => `http://127.0.0.1:${apps[app]?.localPort}`;
+  const kindOf = (kind: string) => Object.keys(apps).find((app) => apps[app]?.kind === kind);
+  const functionsApp = kindOf('functionapp');
+  const webApp = kindOf('webapp');
+  return {
+    target: 'compose',
+    baseUrl: functionsApp && url(functionsApp),
+    webBaseUrl: webApp && url(webApp),
+    gatewayUrl: services.gateway ? `https://127.0.0.1:${DEFAULT_PORTS.gateway}` : undefined,
+    // The simulator serves APIM's developer portal under /developer (stack.json's portalUrl).
+    portalUrl: services.gateway ? `https://127.0.0.1:${DEFAULT_PORTS.gateway}/developer` : undefined,
+    authUrl: `https://127.0.0.1:${DEFAULT_PORTS.identity}`,
+    subscriptionKey: services.gateway ? secrets.subscriptionKey : undefined,
+    apps: Object.fromEntries(Object.keys(apps).map((app) => [app, { url: url(app) }])),
+    secrets: { EncryptionKey: secrets.encryptionKey },
   };
 }

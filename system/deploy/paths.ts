@@ -1,6 +1,6 @@
 /** Where the files derived from the description live (relative to the repository root unless said). */
 import { join } from 'node:path';
-import { repositoryRoot } from '../../emulators/core/apps.ts';
+import { repositoryRoot } from '../../emulators/core/files.ts';
 
 export const COMPOSE_FILE = 'docker-compose.yml';
 /** The Event Hubs emulator's configuration, generated from the topology. */
