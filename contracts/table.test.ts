@@ -11,7 +11,6 @@ import { testDataDir } from '../emulators/core/testing.ts';
 import type { Stack } from '../emulators/stack/launcher.ts';
 import { stackFilePath } from '../emulators/stack/stackfile.ts';
 import { runCli, withoutTestCa } from '../emulators/stack/test-support.ts';
-import { startEmbeddedTarget } from './embedded.ts';
 import { ELSEWHERE, type Memo, ROWS } from './rows.ts';
 import { formatTable, type RowResult, runRow, skipReason } from './table.ts';
 import { nothingRan, readTarget, TARGET_ENV, type Target, targetFileFrom } from './target.ts';
@@ -30,6 +29,8 @@ describe(`the documented-status table against ${targetFile ?? 'the embedded stac
 
   beforeAll(async () => {
     if (fileTarget) return;
+    // Loaded only here: a run against a target file never loads the launcher.
+    const { startEmbeddedTarget } = await import('./embedded.ts');
     ({ stack, target } = await startEmbeddedTarget(data.dir));
   });
   afterAll(async () => {

@@ -123,6 +123,45 @@ describe('a target written by hand', () => {
     expect(result.status).toBe(1);
   });
 
+  // Beside the runs above (vitest runs adjacent concurrent tests together): they note no commands, and
+  // the commands it reads are the bundled scripts' and the suite's, none with `--import`.
+  it.concurrent('an https target signed by a CA this machine does not trust: the failure says how to trust it, and the dataDir fix works', async () => {
+    // A stack's data directory of its own, with a CA the test processes do not trust.
+    const dataDir = join(data.dir, 'other-stack');
+    mkdirSync(dataDir);
+    const tls = await loadTls(dataDir, ['127.0.0.1']);
+    const server = createHttpsServer({ cert: tls.cert, key: tls.key }, (_, response) => {
+      noteCommands();
+      response.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const gatewayUrl = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      asked = [];
+      const untrusted = write('untrusted.json', { gatewayUrl, subscriptionKey: 'k' });
+      const trusted = write('trusted.json', { gatewayUrl, subscriptionKey: 'k', dataDir });
+      // Side by side: the untrusted run's request never reaches the server; the trusted run's and the
+      // suite's do (the suite's processes run no script, and none with `--import`).
+      const [refused, answered, suite] = await Promise.all([
+        run(['conformance', '--target', untrusted]),
+        run(['conformance', '--target', trusted]),
+        // TASKSTACK_TARGET_FILE=FILE npm test: the test processes trust the target's CA as well.
+        output(process.execPath, [VITEST, 'run', TABLE_TEST], { ...process.env, [TARGET_ENV]: trusted }),
+      ]);
+      // Node's own words, then ours (Node 24 adds a hint of its own between them).
+      expect(refused.stdout).toMatch(
+        /^FAIL .* fetch failed: unable to verify the first certificate(; [^(]*)? \(a local stack’s CA: give the target its dataDir, or set NODE_EXTRA_CA_CERTS=<data dir>\/ca\/ca\.pem\)$/m,
+      );
+      expect(answered.stdout).toMatch(/^FAIL .* status 200, expected 401/m);
+      expect(answered.stdout).not.toContain('certificate');
+      expectBundled('contracts__conformance');
+      expect(suite).toMatch(/^FAIL .* status 200, expected 401/m);
+      expect(suite).not.toContain('certificate');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('addresses are taken with or without a trailing slash, as users copy them from a portal', () => {
     const file = write('slashes.json', {
       baseUrl: 'https://tasks.azurewebsites.net/',
@@ -180,43 +219,6 @@ describe('a target written by hand', () => {
   ])('a target file %j is refused: target FILE%s', (description, reason) => {
     const file = write('refused.json', description);
     expect(() => readTarget(file)).toThrow(`target ${file}${reason}`);
-  });
-
-  it('an https target signed by a CA this machine does not trust: the failure says how to trust it, and the dataDir fix works', async () => {
-    // A stack's data directory of its own, with a CA the test processes do not trust.
-    const dataDir = join(data.dir, 'other-stack');
-    mkdirSync(dataDir);
-    const tls = await loadTls(dataDir, ['127.0.0.1']);
-    const server = createHttpsServer({ cert: tls.cert, key: tls.key }, (_, response) => {
-      noteCommands();
-      response.end();
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const gatewayUrl = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
-    try {
-      asked = [];
-      const untrusted = write('untrusted.json', { gatewayUrl, subscriptionKey: 'k' });
-      const trusted = write('trusted.json', { gatewayUrl, subscriptionKey: 'k', dataDir });
-      // Side by side: the untrusted run's request never reaches the server; the trusted run's and the
-      // suite's do (the suite's processes run no script, and none with `--import`).
-      const [refused, answered, suite] = await Promise.all([
-        run(['conformance', '--target', untrusted]),
-        run(['conformance', '--target', trusted]),
-        // TASKSTACK_TARGET_FILE=FILE npm test: the test processes trust the target's CA as well.
-        output(process.execPath, [VITEST, 'run', TABLE_TEST], { ...process.env, [TARGET_ENV]: trusted }),
-      ]);
-      // Node's own words, then ours (Node 24 adds a hint of its own between them).
-      expect(refused.stdout).toMatch(
-        /^FAIL .* fetch failed: unable to verify the first certificate(; [^(]*)? \(a local stack’s CA: give the target its dataDir, or set NODE_EXTRA_CA_CERTS=<data dir>\/ca\/ca\.pem\)$/m,
-      );
-      expect(answered.stdout).toMatch(/^FAIL .* status 200, expected 401/m);
-      expect(answered.stdout).not.toContain('certificate');
-      expectBundled('contracts__conformance');
-      expect(suite).toMatch(/^FAIL .* status 200, expected 401/m);
-      expect(suite).not.toContain('certificate');
-    } finally {
-      await new Promise((resolve) => server.close(resolve));
-    }
   });
 });
 
