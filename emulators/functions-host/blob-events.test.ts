@@ -13,8 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { close, listen } from '../core/http.ts';
 import { testDataDir, waitFor } from '../core/testing.ts';
 import { type ComponentUnderTest, startComponent } from '../stack/test-support.ts';
-import { downloadBlob } from './connections.ts';
-import { appPath, appWithHostJson, followLog } from './test/helpers.ts';
+import { appPath, appWithHostJson, followLog, storedScanMark } from './test/helpers.ts';
 
 const data = testDataDir();
 const logFile = join(data.dir, 'logs', 'functions.jsonl');
@@ -230,19 +229,13 @@ describe('blob trigger told of new blobs by the blob events', () => {
 
   it("moves the stored scan mark past what events reported with the store's watermarks, without a sweep", async () => {
     const listings = proxy.listings;
-    const hosts = storage.getContainerClient('azure-webjobs-hosts');
     const { lastModified } = await upload('marked');
     await waitFor('marked.json processed', () => runs()('marked') === 1);
     // Any later write brings a watermark; the mark follows it a second behind.
     await storage.getContainerClient('scratch').createIfNotExists();
     await waitFor('a stored mark past the blob', async () => {
       await storage.getContainerClient('scratch').getBlockBlobClient('tick').upload('', 0);
-      for await (const info of hosts.listBlobsFlat({ prefix: 'blobscaninfo/' })) {
-        if (!info.name.endsWith('/tasks/scanInfo')) continue;
-        const stored = JSON.parse((await downloadBlob(hosts.getBlobClient(info.name))).content.toString());
-        return Date.parse(stored.LatestScan) > (lastModified?.getTime() ?? 0);
-      }
-      return false;
+      return (await storedScanMark(storage, 'tasks')) > (lastModified?.getTime() ?? 0);
     });
     expect(proxy.listings).toBe(listings);
   });

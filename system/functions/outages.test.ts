@@ -7,8 +7,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EventHubProducerClient } from '@azure/event-hubs';
+import { BlobServiceClient } from '@azure/storage-blob';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../emulators/core/testing.ts';
+import { storedScanMark } from '../../emulators/functions-host/test/helpers.ts';
 import { type AppStack, type LogEntry, startAppStack } from './test-support.ts';
 
 /** Generous: they only bound a hang (retries back off from 2 s). */
@@ -116,9 +118,10 @@ const titles = (label: string) => [1, 2, 3].map((n) => `${label} ${n} ${randomUU
 // stores are blob storage too (the Event Hubs outage, then Azurite's); and the change feed's flow, Cosmos DB
 // and Event Grid (the Cosmos DB outage with the refused event beside it, then Event Grid's outage). The two
 // chains take about as long: the Event Grid outage waits out the output binding's retries (~5.6 s, real
-// time, no setting moves them), the Azurite one the host's storage retries. The Event Hubs outage takes a
-// few seconds however short it is: the processor's receivers notice the lost connection only when their
-// retries (clientRetryOptions, set above) have failed. The host's outage touches both flows and comes after.
+// time, no setting moves them), the Azurite one the host's storage retries (~3.2 s, the blob trigger
+// settled first: scanMarkPast). The Event Hubs outage takes a few seconds however short it is: the
+// processor's receivers notice the lost connection only when their retries (clientRetryOptions, set
+// above) have failed. The host's outage touches both flows and comes after.
 describe.concurrent('an Event Hubs outage, then an Azurite outage', () => {
   it.sequential(
     'the processor logs it, resumes after its checkpoints, and every event runs exactly once',
@@ -141,7 +144,7 @@ describe.concurrent('an Event Hubs outage, then an Azurite outage', () => {
     TEST_MS,
   );
 
-  const createTasks = async (labels: string[]) => {
+  const createTasks = async (labels: string[], ids: string[] = []) => {
     const lines: string[] = [];
     for (const Title of labels) {
       const response = await fetch(app.url('createtask'), {
@@ -150,17 +153,40 @@ describe.concurrent('an Event Hubs outage, then an Azurite outage', () => {
       });
       expect(response.status).toBe(200);
       const task = (await response.json()) as { Id: string };
+      ids.push(task.Id);
       lines.push(`ProcessTask: tasks/${task.Id}.json: ${JSON.stringify(task)}`);
     }
     return lines;
   };
   const checks = () => messages('CheckTasks', 'CheckTasks:').length;
+  /**
+   * Waits until the blob trigger has stored its scan mark past the blobs `ids` of tasks. Until then it
+   * saves the mark at its 1 s ticks, and an Azurite stop that met a save held the trigger's next sweep,
+   * so the outage's log, back by that save's storage retries (the log came ~3.6 s after the stop, or
+   * ~7.5 s: about half the runs).
+   */
+  const scanMarkPast = async (ids: string[]) => {
+    const { AzureWebJobsStorage = '', StorageConnection = '' } = app.stack.description.connections;
+    const tasks = BlobServiceClient.fromConnectionString(StorageConnection).getContainerClient('tasks');
+    const written = await Promise.all(
+      ids.map(async (id) => (await tasks.getBlobClient(`${id}.json`).getProperties()).lastModified),
+    );
+    const newest = Math.max(...written.map((date) => date?.getTime() ?? 0));
+    const hosts = BlobServiceClient.fromConnectionString(AzureWebJobsStorage);
+    await waitFor(
+      'the scan mark stored past the blobs',
+      async () => (await storedScanMark(hosts, 'tasks')) > newest,
+      FLOW_MS,
+    );
+  };
 
   it.sequential(
     'the blob trigger and the timer log it and carry on; every blob runs exactly once',
     async () => {
-      const before = await createTasks(titles('before the Azurite outage'));
+      const ids: string[] = [];
+      const before = await createTasks(titles('before the Azurite outage'), ids);
       await eachOnce('ProcessTask', before);
+      await scanMarkPast(ids);
       const mark = app.logs().length;
       const runs = checks();
       const during: string[] = [];

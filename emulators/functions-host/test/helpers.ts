@@ -14,6 +14,8 @@ import { afterAll, beforeAll } from 'vitest';
 import { repositoryRoot } from '../../core/apps.ts';
 import { waitFor } from '../../core/testing.ts';
 import { type ComponentUnderTest, startComponent } from '../../stack/test-support.ts';
+import { downloadBlob } from '../connections.ts';
+import { HOSTS_CONTAINER } from '../triggers/blob-receipts.ts';
 
 export const appPath = (name: string) => fileURLToPath(new URL(`./${name}/`, import.meta.url));
 
@@ -318,4 +320,18 @@ export async function receiveEvents(
   } finally {
     await feed.close();
   }
+}
+
+/**
+ * The scan mark a host's blob trigger on `container` stored (`LatestScan` of
+ * azure-webjobs-hosts/blobscaninfo/<hostId>/<account>/<container>/scanInfo, ms), 0 before its first save.
+ */
+export async function storedScanMark(storage: BlobServiceClient, container: string): Promise<number> {
+  const hosts = storage.getContainerClient(HOSTS_CONTAINER);
+  for await (const info of hosts.listBlobsFlat({ prefix: 'blobscaninfo/' })) {
+    if (!info.name.endsWith(`/${container}/scanInfo`)) continue;
+    const stored = JSON.parse((await downloadBlob(hosts.getBlobClient(info.name))).content.toString());
+    return Date.parse(stored.LatestScan);
+  }
+  return 0;
 }
