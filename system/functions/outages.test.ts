@@ -163,7 +163,7 @@ describe.concurrent('an Event Hubs outage, then an Azurite outage', () => {
    * Waits until the blob trigger has stored its scan mark past the blobs `ids` of tasks. Until then it
    * saves the mark at its 1 s ticks, and an Azurite stop that met a save held the trigger's next sweep,
    * so the outage's log, back by that save's storage retries (the log came ~3.6 s after the stop, or
-   * ~7.5 s: about half the runs).
+   * ~7.5 s in some runs).
    */
   const scanMarkPast = async (ids: string[]) => {
     const { AzureWebJobsStorage = '', StorageConnection = '' } = app.stack.description.connections;
