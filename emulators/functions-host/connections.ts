@@ -36,8 +36,9 @@ export function appCredential(): DefaultAzureCredential {
 }
 
 /**
- * The WebJobs host's storage clients retry as .NET's Azure.Storage does by default (3 retries from
- * 0.8 s, exponential); the JS SDK's own default (4 s apart) would hide a storage outage for ~30 s.
+ * The WebJobs host's storage clients retry as .NET's Azure.Storage does by default: 3 retries,
+ * exponential from 0.8 s (the JS SDK's formula waits 0, 0.8, 2.4 s where .NET's waits 0.8, 1.6, 3.2 s
+ * ±20 %: no option gives .NET's). The JS SDK's own default (4 s apart) would hide an outage for ~30 s.
  */
 const HOST_STORAGE_RETRIES = { maxTries: 4, retryDelayInMs: 800, maxRetryDelayInMs: 60_000 };
 
