@@ -15,7 +15,7 @@ import {
 } from '../contracts/target.ts';
 import { waitFor } from '../emulators/core/testing.ts';
 import { readLogFile } from '../emulators/functions-host/logs.ts';
-import { openPage, postForm } from '../system/web/test-support.ts';
+import { openPage, postForm } from '../system/web/form-client.ts';
 
 export interface Scenario {
   name: string;

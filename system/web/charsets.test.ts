@@ -4,8 +4,9 @@
  * what ASP.NET's form reader reads as UTF-8 or ISO-8859-1; any other is the README's 415.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPage } from './form-client.ts';
 import type { Task } from './src/tasks.ts';
-import { getTasks, openPage, postJson, startWebApp, TEXTS, type WebApp } from './test-support.ts';
+import { getTasks, postJson, startWebApp, TEXTS, type WebApp } from './test-support.ts';
 
 const { JSON_CHARSET, FORM_CHARSET, BAD_FORM_TOKEN } = TEXTS;
 const TEXT = 'text/plain; charset=utf-8';

@@ -9,8 +9,9 @@ import { EventHubConsumerClient, earliestEventPosition, type ReceivedEventData }
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDataDir, waitFor } from '../../emulators/core/testing.ts';
 import type { Stack } from '../../emulators/stack/launcher.ts';
+import { openPage, postForm } from './form-client.ts';
 import type { Task } from './src/tasks.ts';
-import { openPage, postForm, startStores, startWebApp, type WebApp } from './test-support.ts';
+import { startStores, startWebApp, type WebApp } from './test-support.ts';
 
 const data = testDataDir();
 let stack: Stack;

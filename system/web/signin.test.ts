@@ -20,7 +20,8 @@ import { FormClient, type Hop } from '../../emulators/identity/form-client.ts';
 import type { Stack } from '../../emulators/stack/launcher.ts';
 import { type ComponentUnderTest, startComponent } from '../../emulators/stack/test-support.ts';
 import { freePort } from '../functions/test-support.ts';
-import { postForm, startStores, startWebApp, TEXTS, type WebApp } from './test-support.ts';
+import { postForm } from './form-client.ts';
+import { startStores, startWebApp, TEXTS, type WebApp } from './test-support.ts';
 
 const { BAD_FORM_TOKEN, NOT_JSON, PROFILE_UNAVAILABLE, STORE_UNAVAILABLE, TITLE_REQUIRED, TOO_LARGE } = TEXTS;
 

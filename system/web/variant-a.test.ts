@@ -6,8 +6,9 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { EventHubProducerClient } from '@azure/event-hubs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AppStack, freePort, type LogEntry, startAppStack } from '../functions/test-support.ts';
+import { openPage, postForm } from './form-client.ts';
 import type { Task } from './src/tasks.ts';
-import { getTasks, openPage, postForm, postJson, startWebApp, TEXTS, type WebApp } from './test-support.ts';
+import { getTasks, postJson, startWebApp, TEXTS, type WebApp } from './test-support.ts';
 
 const {
   BAD_FORM_TOKEN,

@@ -7,15 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDataDir } from '../../emulators/core/testing.ts';
 import type { Stack } from '../../emulators/stack/launcher.ts';
 import { freePort } from '../functions/test-support.ts';
-import {
-  cookiesOf,
-  postForm,
-  postJson,
-  startStores,
-  startWebApp,
-  TEXTS,
-  type WebApp,
-} from './test-support.ts';
+import { cookiesOf, postForm } from './form-client.ts';
+import { postJson, startStores, startWebApp, TEXTS, type WebApp } from './test-support.ts';
 
 const { SIGN_IN_FAILED, SIGN_IN_REQUIRED, SIGN_IN_UNAVAILABLE } = TEXTS;
 
